@@ -1,0 +1,89 @@
+"""The agent interface: an architect and a programmer, each given an ``AgentContext``.
+
+Agents reach the workspace only through ``ctx.sandbox``. What an agent does is data:
+``AgentOutcome`` records its status, its model calls and its trajectory, and the harness
+stores all three. An agent raises only for infrastructure failure (``InfrastructureError``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from evoci.domain import TaskSpec
+from evoci.sandbox.base import Sandbox
+
+# Where the harness puts the architect's inputs and reads its output, relative to the
+# workspace root. The folder is excluded from the workspace's commits.
+HARNESS_DIR = ".evoci"
+NON_PASSED_DIR = f"{HARNESS_DIR}/non-passed"
+REQUIREMENT_FILE = f"{HARNESS_DIR}/requirement.xml"
+
+
+class Role(StrEnum):
+    ARCHITECT = "architect"
+    PROGRAMMER = "programmer"
+
+
+class AgentStatus(StrEnum):
+    """How an attempt ended. Every value is scored; none is retried by the harness."""
+
+    OK = "ok"
+    LIMIT = "limit"  # a step, token, cost or wall-clock limit ended the attempt
+    INVALID_OUTPUT = "invalid_output"  # e.g. no valid requirement.xml after the allowed re-asks
+    MODEL_ERROR = "model_error"  # refusal, context overflow, or API errors after retries
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One model API call, as accounted in the ``agent_calls`` table."""
+
+    model: str
+    provider: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class AgentContext:
+    """Everything an agent may know about the current iteration."""
+
+    task: TaskSpec
+    iteration: int
+    max_iterations: int
+    sandbox: Sandbox
+    # The task's own repository and resolved refs: the replay agent replays its history;
+    # model-driven agents must not read it (it contains the oracle).
+    source_repo: Path
+    base_sha: str
+    oracle_sha: str
+    requirement: str | None = None  # the architect's requirement.xml, for the programmer
+
+
+@dataclass
+class AgentOutcome:
+    """What one agent attempt did."""
+
+    status: AgentStatus = AgentStatus.OK
+    message: str = ""
+    calls: list[ModelCall] = field(default_factory=list)
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Agent(Protocol):
+    """An architect or a programmer."""
+
+    role: Role
+    name: str
+
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        """Do one iteration's work in ``ctx.sandbox``; return what happened."""
+        ...

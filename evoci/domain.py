@@ -1,0 +1,142 @@
+"""The domain model shared by all four protocols: tasks, environments, test reports, runs.
+
+One vocabulary (see DESIGN.md): a *task* is a benchmark instance, a *run* executes a set
+of tasks with one configuration, an *iteration* is one architect → programmer → test
+round (0 = the base codebase), and a *test result* is one outcome of one test id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Protocol = Literal["swe-ci", "swe-evo", "nitr", "swe-bench-cl"]
+
+# pytest-json-report outcomes plus `missing` (in the target set, absent from the report).
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "missing")
+
+# Files whose content defines a Python test environment, in the order they are read.
+DEPENDENCY_FILES = (
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-test.txt",
+    "test-requirements.txt",
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+)
+
+
+def stable_hash(value: Any, length: int = 16) -> str:
+    """A short content hash of any JSON-serialisable value (key order does not matter)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:length]
+
+
+class EnvironmentSpec(BaseModel):
+    """What a task's tests need installed. Resolved from the oracle's dependency files."""
+
+    model_config = ConfigDict(frozen=True)
+
+    python: str | None = Field(None, description="Python version wanted, e.g. '3.11'; None = evoci's own.")
+    requirements: tuple[str, ...] = Field((), description="pip requirement strings, in install order.")
+    dependency_files: dict[str, str] = Field(
+        default_factory=dict, description="Path → content of every dependency file read (for the record)."
+    )
+
+    @property
+    def content_hash(self) -> str:
+        """Identity of the environment: equal hashes share one built virtualenv or image."""
+        return stable_hash({"python": self.python, "requirements": list(self.requirements)})
+
+
+class TaskSpec(BaseModel):
+    """One benchmark instance. For SWE-CI: evolve ``base_ref`` toward ``oracle_ref``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description="Unique within a dataset; used in every fact's key.")
+    repo: str = Field(description="Path of a local git repository holding both refs.")
+    base_ref: str = Field(description="The starting codebase c0 (commit, branch or tag).")
+    oracle_ref: str = Field(description="The oracle codebase c* whose tests define the target.")
+    protocol: Protocol = "swe-ci"
+    tests_dir: str = Field("tests", description="The oracle's test folder; replaces the base's.")
+    test_command: tuple[str, ...] = Field(
+        ("python", "-m", "pytest", "tests"),
+        description="pytest invocation; evoci appends the json-report options.",
+    )
+    pythonpath: tuple[str, ...] = Field(("src", "."), description="PYTHONPATH entries, relative to the workspace.")
+    test_timeout_s: float | None = Field(None, description="Overrides the run's test timeout for this task.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Protocol-specific extras, stored as JSON.")
+
+
+class TestStatus(StrEnum):
+    """How a test run ended. None of these is an infrastructure failure (those raise)."""
+
+    OK = "ok"  # pytest ran and wrote its report
+    AGENT_ERROR = "agent_error"  # the codebase kept the tests from running (syntax error, collection crash)
+    TIMEOUT = "timeout"  # the suite was killed at the test timeout
+
+
+class TestReport(BaseModel):
+    """One test run of one codebase, as pytest-json-report saw it."""
+
+    __test__ = False  # not a pytest test class
+
+    status: TestStatus
+    outcomes: dict[str, str] = Field(default_factory=dict, description="test id → outcome, as reported.")
+    details: dict[str, str] = Field(
+        default_factory=dict, description="test id → failure text (longrepr), for non-passed tests only."
+    )
+    collection_errors: dict[str, str] = Field(default_factory=dict, description="collector node id → error text.")
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    output_tail: str = Field("", description="The last lines of pytest's output, for people reading a failure.")
+
+    def outcomes_for(self, targets: list[str] | tuple[str, ...]) -> dict[str, str]:
+        """One outcome per target test id; ``missing`` when the report lacks it."""
+        return {t: self.outcomes.get(t, "missing") for t in targets}
+
+    def passed(self) -> set[str]:
+        return {t for t, o in self.outcomes.items() if o == "passed"}
+
+
+class SandboxConfig(BaseModel):
+    """Where test runs and agents execute."""
+
+    kind: Literal["local", "docker"] = Field("local", description="'local': per-task virtualenv; 'docker': containers.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings (image, limits, ...).")
+
+
+class AgentConfig(BaseModel):
+    """Which agent plays a role, and how."""
+
+    kind: str = Field("replay", description="'replay' (human history), 'llm', or 'command' (external CLI).")
+    model: str | None = Field(None, description="Model name for 'llm' agents; ignored by 'replay'.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings.")
+
+
+class RunConfig(BaseModel):
+    """Everything that shapes a run's results. Stored whole with the run."""
+
+    run_id: str | None = Field(None, description="Name of the run; default: derived from the config, so re-running resumes.")
+    protocol: Protocol = "swe-ci"
+    max_iterations: int = Field(20, ge=1, description="N: the most CI iterations per task (SWE-CI default 20).")
+    architect: AgentConfig = Field(default_factory=AgentConfig)
+    programmer: AgentConfig = Field(default_factory=AgentConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    test_timeout_s: float = Field(3600.0, gt=0, description="Kill a test run after this many seconds (SWE-CI: 3600).")
+    output_limit_bytes: int = Field(1_000_000, gt=0, description="Keep at most this much of each output stream.")
+    concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
+
+    def config_hash(self) -> str:
+        """Identity of what the results depend on (not the run's name)."""
+        return stable_hash(self.model_dump(mode="json", exclude={"run_id", "concurrency"}))
+
+    def resolved_run_id(self, dataset: str) -> str:
+        """The explicit run id, or one derived from the dataset name and config hash."""
+        return self.run_id or f"{dataset}-{self.config_hash()[:10]}"

@@ -1,0 +1,69 @@
+"""evoci's exceptions.
+
+    EvociError
+     ├── InputError ............ bad user input: recorded as data, the rest of the run goes on
+     │    ├── DatasetError ..... a dataset line that is not JSON or lacks a field
+     │    └── TaskSpecError .... a repo that is not git, a ref that does not exist
+     ├── InvalidTask ........... the task cannot be scored (no gap, no passing oracle test)
+     └── InfrastructureError ... the harness, not the agent, failed: raised so Prefect retries
+          ├── SandboxError ..... a sandbox could not start, run or clean up
+          │    └── EnvironmentBuildError  the task's environment could not be built
+          ├── HarnessTimeout ... the harness itself was killed or lost its process
+          └── StorageError ..... the results database stayed locked or unwritable
+
+Agent outcomes (a syntax error, a hanging suite, a limit reached) are never exceptions:
+they are values recorded and scored.
+"""
+
+from __future__ import annotations
+
+
+class EvociError(Exception):
+    """Base class of every error evoci raises on purpose."""
+
+
+class InputError(EvociError):
+    """The user's input is wrong; the message says what and how to fix it."""
+
+
+class DatasetError(InputError):
+    """A dataset file or line could not be read as a task."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(f"{where}{message}")
+        self.path = path
+        self.line = line
+
+
+class TaskSpecError(InputError):
+    """A task names a repository or ref that cannot be used."""
+
+
+class InvalidTask(EvociError):
+    """The task cannot be scored; it is flagged, recorded and skipped."""
+
+
+class InfrastructureError(EvociError):
+    """The harness failed, not the agent. Prefect retries these; they are never scored."""
+
+
+class SandboxError(InfrastructureError):
+    """A sandbox could not be created, reached, used or cleaned up."""
+
+
+class EnvironmentBuildError(SandboxError):
+    """The task's test environment (virtualenv or image) could not be built."""
+
+
+class HarnessTimeout(InfrastructureError):
+    """The harness lost its test process for a reason other than the test timeout."""
+
+
+class StorageError(InfrastructureError):
+    """The results database could not be written (for example, locked for too long)."""
+
+
+def is_infrastructure(exc: BaseException | None) -> bool:
+    """True when ``exc`` is an infrastructure failure that deserves a retry."""
+    return isinstance(exc, InfrastructureError)

@@ -1,0 +1,77 @@
+"""The Sandbox interface: the only way agents and the test node reach a workspace.
+
+A sandbox wraps one task's workspace directory. Paths given to ``read_file``,
+``write_file`` and ``exec(cwd=...)`` are relative to the workspace root; absolute
+paths and ``..`` escapes are refused. Command failure is data (``ExecResult``);
+a sandbox that cannot do its job raises ``SandboxError`` (an infrastructure error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+# Output beyond this many bytes per stream is dropped (head and tail are kept).
+DEFAULT_OUTPUT_LIMIT = 1_000_000
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What a command did. ``exit_code`` is None when it was killed at the timeout."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+    truncated: bool = False  # stdout or stderr went over the output limit
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A workspace plus an environment in which its commands run."""
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace directory on the host (the git work tree evoci commits)."""
+        ...
+
+    def exec(
+        self,
+        cmd: list[str],
+        *,
+        cwd: str = ".",
+        env: dict[str, str] | None = None,
+        timeout: float,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> ExecResult:
+        """Run ``cmd`` in the task's environment; kill everything it started at ``timeout``."""
+        ...
+
+    def read_file(self, path: str) -> bytes:
+        """Read a workspace file; FileNotFoundError when it does not exist."""
+        ...
+
+    def write_file(self, path: str, content: bytes | str) -> None:
+        """Create or replace a workspace file, creating parent folders."""
+        ...
+
+    def cleanup(self) -> None:
+        """Release everything the sandbox holds (processes, containers). Idempotent."""
+        ...
+
+
+def resolve_inside(root: Path, path: str) -> Path:
+    """``root / path``, refusing absolute paths and ``..`` escapes."""
+    if Path(path).is_absolute():
+        raise ValueError(f"path {path!r} must be relative to the workspace root")
+    full = (root / path).resolve()
+    root = root.resolve()
+    if full != root and root not in full.parents:
+        raise ValueError(f"path {path!r} escapes the workspace")
+    return full

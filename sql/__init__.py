@@ -1,0 +1,44 @@
+"""evoci's SQL: the base-table schema and one metric view (or table macro) per file.
+
+``apply(con)`` creates the base tables and (re)creates every view in ``views/``.
+View files may depend on each other; they are applied until every one succeeds, so a
+file never needs to know its place in an order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+_HERE = Path(__file__).parent
+
+
+def schema_sql() -> str:
+    """The DDL of the base tables."""
+    return (_HERE / "schema.sql").read_text()
+
+
+def view_files() -> list[Path]:
+    """Every metric view file, sorted by name."""
+    return sorted((_HERE / "views").glob("*.sql"))
+
+
+def apply(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the base tables if missing and (re)create every view and macro."""
+    con.execute(schema_sql())
+    pending = view_files()
+    while pending:
+        failed: list[tuple[Path, Exception]] = []
+        for path in pending:
+            try:
+                con.execute(path.read_text())
+            except duckdb.CatalogException as exc:  # depends on a view not created yet
+                failed.append((path, exc))
+        if len(failed) == len(pending):
+            names = ", ".join(f"{p.name}: {e}" for p, e in failed)
+            raise RuntimeError(f"could not create these views (fix their SQL): {names}")
+        pending = [p for p, _ in failed]
+
+
+__all__ = ["apply", "schema_sql", "view_files"]

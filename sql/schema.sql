@@ -1,0 +1,147 @@
+-- evoci's base tables: immutable, keyed facts that every metric view reads.
+--
+-- Writing the same fact twice is a no-op (inserts use ON CONFLICT DO NOTHING), so a run
+-- that is killed and re-run never duplicates a row. Two tables carry *state* rather than
+-- facts and are upserted: `tasks.status` (a task moves running → done / invalid /
+-- infra_error) and `runs.finished_at`.
+--
+-- Vocabulary (one for all four protocols):
+--   run        one execution of a benchmark with one configuration (`runs.config`)
+--   task       one benchmark instance: SWE-CI task, SWE-EVO instance, NITR probe,
+--              SWE-Bench-CL issue
+--   iteration  SWE-CI CI iteration i (0 = the base codebase c0, before any agent);
+--              NITR step k (1..n); SWE-Bench-CL memory stage i (0 = memory off);
+--              SWE-EVO: 0 = the base, 1 = the agent's prediction
+--   attempt    repeated attempts at the same (task, iteration); 0 unless a protocol
+--              repeats (SWE-Bench-CL "share resolved" over several attempts)
+
+-- One row per run.
+create table if not exists runs (
+    run_id          varchar primary key,
+    protocol        varchar   not null,  -- 'swe-ci' | 'swe-evo' | 'nitr' | 'swe-bench-cl'
+    dataset         varchar,             -- the dataset's name or path
+    max_iterations  integer,             -- N: SWE-CI pads early stops to N; NULL where unused
+    config_hash     varchar   not null,  -- identity of what the results depend on
+    config          json      not null,  -- the full RunConfig
+    created_at      timestamp not null,
+    finished_at     timestamp            -- NULL while running or after a crash
+);
+
+-- One row per run × task. `status` is state, upserted as the task progresses.
+create table if not exists tasks (
+    run_id            varchar not null,
+    task_id           varchar not null,
+    protocol          varchar not null,
+    repo              varchar,           -- as given in the dataset
+    base_ref          varchar,
+    oracle_ref        varchar,
+    base_sha          varchar,           -- resolved commit of base_ref (NULL if it did not resolve)
+    oracle_sha        varchar,
+    environment_hash  varchar,           -- content hash of the test environment
+    sequence_id       varchar,           -- SWE-Bench-CL: the sequence this issue belongs to
+    sequence_position integer,           -- SWE-Bench-CL: 1-based position j in the sequence
+    dimension         varchar,           -- NITR: primary dimension 'D1'..'D9'
+    granularity       varchar,           -- NITR: 'micro' | 'multi-step'
+    metadata          json,              -- protocol-specific extras
+    status            varchar not null,  -- 'running' | 'done' | 'invalid' | 'infra_error' | 'input_error'
+    reason            varchar,           -- why invalid / failed, in words a person can act on
+    updated_at        timestamp not null,
+    primary key (run_id, task_id)
+);
+
+-- One row per run × task × test id of the target set, with the test's role.
+-- SWE-CI: T = tests passing on the oracle c* (role 'target'); n(c*) = |T|.
+-- SWE-EVO / SWE-Bench-CL: 'F2P' and 'P2P'. NITR: 'functional' and 'structural'.
+create table if not exists targets (
+    run_id   varchar not null,
+    task_id  varchar not null,
+    test_id  varchar not null,
+    role     varchar not null,
+    primary key (run_id, task_id, test_id)
+);
+
+-- One row per run × task × iteration × attempt whose test node finished.
+-- An iteration that failed for infrastructure reasons has no row here (see `failures`).
+create table if not exists iterations (
+    run_id             varchar not null,
+    task_id            varchar not null,
+    iteration          integer not null,
+    attempt            integer not null default 0,
+    status             varchar not null,  -- test run: 'ok' | 'agent_error' | 'timeout'
+                                          -- | 'build_error' (NITR) | 'no_prediction' (SWE-EVO)
+    codebase_sha       varchar,           -- workspace commit that was tested
+    architect_status   varchar,           -- AgentStatus of the architect (NULL at iteration 0)
+    programmer_status  varchar,
+    patch_applied      boolean,           -- SWE-EVO: the prediction applied cleanly to the base
+    tampered_files     varchar[],         -- test files the programmer changed (restored before testing)
+    started_at         timestamp,
+    finished_at        timestamp,
+    wall_s             double,            -- whole iteration, harness included
+    architect_s        double,
+    programmer_s       double,
+    test_s             double,            -- the test node's sandbox command
+    primary key (run_id, task_id, iteration, attempt)
+);
+
+-- One row per run × task × iteration × attempt × target test id.
+-- outcome: pytest-json-report's 'passed' | 'failed' | 'error' | 'skipped' | 'xfailed' |
+-- 'xpassed', or 'missing' (a target test absent from the report, e.g. after a
+-- collection crash).
+create table if not exists test_results (
+    run_id      varchar not null,
+    task_id     varchar not null,
+    iteration   integer not null,
+    attempt     integer not null default 0,
+    test_id     varchar not null,
+    outcome     varchar not null,
+    primary key (run_id, task_id, iteration, attempt, test_id)
+);
+
+-- One row per model call an agent made (the replay agent records one zero-cost call per role).
+create table if not exists agent_calls (
+    run_id         varchar not null,
+    task_id        varchar not null,
+    iteration      integer not null,
+    attempt        integer not null default 0,
+    role           varchar not null,   -- 'architect' | 'programmer' | 'agent'
+    call_index     integer not null,   -- 0-based order within (iteration, role)
+    model          varchar not null,
+    provider       varchar not null,   -- 'openai' | 'anthropic' | 'openai-compatible' | 'replay' | 'command'
+    input_tokens   bigint  not null default 0,  -- including cached input tokens
+    output_tokens  bigint  not null default 0,
+    cached_tokens  bigint  not null default 0,
+    cost_usd       double  not null default 0,
+    latency_s      double,
+    finish_reason  varchar,
+    error          varchar,            -- NULL when the call succeeded
+    primary key (run_id, task_id, iteration, attempt, role, call_index)
+);
+
+-- One row per agent attempt: its outcome and full trajectory (messages and tool calls).
+create table if not exists trajectories (
+    run_id      varchar not null,
+    task_id     varchar not null,
+    iteration   integer not null,
+    attempt     integer not null default 0,
+    role        varchar not null,
+    status      varchar not null,      -- AgentStatus
+    message     varchar,
+    seconds     double,
+    trajectory  json,
+    primary key (run_id, task_id, iteration, attempt, role)
+);
+
+-- Event log of failures that produced no score: infrastructure errors (each retry),
+-- bad input, invalid tasks. A task whose retries were exhausted has tasks.status =
+-- 'infra_error' and its score is NULL in every view.
+create table if not exists failures (
+    run_id       varchar not null,
+    task_id      varchar not null,     -- '' for failures not tied to one task
+    iteration    integer not null,     -- -1 when not tied to an iteration
+    node         varchar not null,     -- 'dataset' | 'prepare' | 'architect' | 'programmer' | 'test' | ...
+    kind         varchar not null,     -- 'infrastructure' | 'input' | 'invalid'
+    error_type   varchar not null,     -- exception class name
+    message      varchar not null,
+    occurred_at  timestamp not null,
+    primary key (run_id, task_id, iteration, node, kind, message)
+);
