@@ -1,0 +1,181 @@
+"""The ``evoci`` command line.
+
+    evoci demo                      evolve the built-in demo task, print its scores
+    evoci run DATASET [options]     evolve every task of a dataset (JSONL, or `demo`)
+    evoci sql "QUERY"               query the results database (read-only)
+    evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
+    evoci trajectory RUN TASK ITER  what the agents did in one iteration
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _prefect_defaults(verbose: bool) -> None:
+    """Settings Prefect reads at import: quiet, patient with the ephemeral server's start-up."""
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    if not verbose:
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL", "WARNING")
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL", "WARNING")
+
+
+def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
+    import json
+
+    options: dict[str, object] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"evoci: {flag} takes KEY=VALUE, got {item!r}")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
+def _config(args: argparse.Namespace):
+    from evoci.domain import AgentConfig, RunConfig, SandboxConfig
+
+    agent_options = _parse_options(args.agent_option, "--agent-option")
+    architect = AgentConfig(kind=args.agent, model=args.architect_model or args.model, options=agent_options)
+    programmer = AgentConfig(kind=args.agent, model=args.programmer_model or args.model, options=agent_options)
+    return RunConfig(
+        run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
+        sandbox=SandboxConfig(kind=args.sandbox, options=_parse_options(args.sandbox_option, "--sandbox-option")),
+        test_timeout_s=args.test_timeout, concurrency=args.concurrency,
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from evoci.datasets import dataset_name
+    from evoci.report import print_report
+    from evoci.runtime import RunContext
+    from evoci.ui import LiveProgress
+    from evoci.flows.benchmark import benchmark
+
+    console = Console() if sys.stdout.isatty() else Console(width=150)
+    config = _config(args)
+    run = RunContext.create(config, dataset_name(args.dataset), home=args.home, db=args.db)
+    console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
+                  f"agent {config.architect.kind}, sandbox {config.sandbox.kind}, ≤ {config.max_iterations} iterations")
+    console.print(f"results: {run.db}", style="dim")
+    failed = False
+    with LiveProgress(console):
+        try:
+            benchmark(args.dataset, config, home=run.home, db=run.db)
+        except Exception as exc:  # already recorded; say it plainly, then show what was scored
+            console.print(f"[red]run ended with failures:[/] {exc}")
+            failed = True
+    print_report(Path(run.db), run.run_id, console=console)
+    return 1 if failed else 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from evoci.report import run_sql
+
+    return run_sql(Path(args.db) if args.db else None, args.query, fmt=args.format)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from evoci.report import latest_run, print_report
+    from evoci.settings import Paths
+
+    db = Path(args.db).absolute() if args.db else Paths.default().db
+    print_report(db, args.run_id or latest_run(db), gamma=args.gamma)
+    return 0
+
+
+def cmd_trajectory(args: argparse.Namespace) -> int:
+    from evoci.report import print_trajectory
+    from evoci.settings import Paths
+
+    db = Path(args.db).absolute() if args.db else Paths.default().db
+    return print_trajectory(db, args.run_id, args.task_id, args.iteration, role=args.role)
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command (default: replay)")
+    p.add_argument("--model", help="model for both roles (llm agent)")
+    p.add_argument("--architect-model", help="model for the architect (default: --model)")
+    p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
+    p.add_argument("--agent-option", action="append", metavar="KEY=VALUE", help="agent setting, e.g. provider=anthropic (repeatable)")
+    p.add_argument("--max-iterations", type=int, default=20, metavar="N", help="most CI iterations per task (default: 20)")
+    p.add_argument("--sandbox", default="local", help="where tests run: local or docker (default: local)")
+    p.add_argument("--sandbox-option", action="append", metavar="KEY=VALUE", help="sandbox setting, e.g. memory=2g (repeatable)")
+    p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
+    p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
+    p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
+    p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
+    p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evoci", description="Measure how well coding agents maintain software.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="evolve the built-in demo task with the human-replay agent and print its scores")
+    _run_options(demo)
+    demo.set_defaults(func=cmd_run, dataset="demo")
+
+    run = sub.add_parser("run", help="evolve every task of a dataset")
+    run.add_argument("dataset", help="`demo` or a JSONL file of tasks")
+    _run_options(run)
+    run.set_defaults(func=cmd_run)
+
+    sql = sub.add_parser("sql", help="query the results database, read-only")
+    sql.add_argument("query", help='e.g. "select * from evoscore(gamma := 1.5)"')
+    sql.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or ./.evoci/evoci.duckdb)")
+    sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sql.set_defaults(func=cmd_sql)
+
+    report = sub.add_parser("report", help="a run's scores")
+    report.add_argument("--run-id", help="default: the latest run")
+    report.add_argument("--gamma", type=float, default=1.0, help="EvoScore's γ (default: 1)")
+    report.add_argument("--db", help="DuckDB results file")
+    report.set_defaults(func=cmd_report)
+
+    traj = sub.add_parser("trajectory", help="what the agents did in one iteration")
+    traj.add_argument("run_id")
+    traj.add_argument("task_id")
+    traj.add_argument("iteration", type=int)
+    traj.add_argument("--role", choices=["architect", "programmer"])
+    traj.add_argument("--db", help="DuckDB results file")
+    traj.set_defaults(func=cmd_trajectory)
+
+    try:
+        from evoci.sandbox.docker.cli import register as register_docker
+    except ImportError:
+        register_docker = None
+    if register_docker:
+        register_docker(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _prefect_defaults(getattr(args, "verbose", False))
+    from evoci.errors import EvociError
+
+    try:
+        return int(args.func(args) or 0)
+    except EvociError as exc:
+        print(f"evoci: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evoci: interrupted — re-run the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""What every node of a run needs to know: the run's identity, config and folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from evoci.domain import EnvironmentSpec, RunConfig, TaskSpec
+from evoci.settings import Paths
+from evoci.store import Facts
+
+
+class RunContext(BaseModel):
+    """A run as its nodes see it. Small and serialisable: it is a Prefect parameter."""
+
+    run_id: str
+    dataset: str = Field(description="Dataset name or path, for the record.")
+    config: RunConfig
+    home: str = Field(description="evoci's home folder (results, workspaces, environments).")
+    db: str = Field(description="The DuckDB results file.")
+
+    @classmethod
+    def create(cls, config: RunConfig, dataset: str, *, home: str | None = None, db: str | None = None) -> "RunContext":
+        paths = Paths(home=Path(home).absolute()) if home else Paths.default()
+        return cls(
+            run_id=config.resolved_run_id(dataset), dataset=dataset, config=config,
+            home=str(paths.home), db=str(Path(db).absolute() if db else paths.db),
+        )
+
+    @property
+    def paths(self) -> Paths:
+        return Paths(home=Path(self.home))
+
+    @property
+    def facts(self) -> Facts:
+        return Facts(Path(self.db))
+
+
+class Prepared(BaseModel):
+    """A task made ready to evolve: refs resolved, workspace created, environment known."""
+
+    task: TaskSpec
+    base_sha: str
+    oracle_sha: str
+    start_sha: str = Field(description="Workspace commit of iteration 0 (base code + oracle tests).")
+    workspace: str
+    workspace_id: str = Field(description="Identity of this workspace's creation; part of every node's cache key.")
+    oracle_dir: str
+    environment: EnvironmentSpec
+
+
+def inject_fault(home: str, node: str, iteration: int | str) -> None:
+    """Fail on purpose when ``EVOCI_INJECT_FAULTS`` asks for it (fault-injection for tests).
+
+    ``EVOCI_INJECT_FAULTS="test@3x2,programmer@1"`` makes the test node of iteration 3
+    raise an infrastructure error the first 2 times it runs, and the programmer of
+    iteration 1 once. Counts persist under the home folder, so they span processes.
+    """
+    spec = os.environ.get("EVOCI_INJECT_FAULTS", "")
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        where, _, times = item.partition("x")
+        if where != f"{node}@{iteration}":
+            continue
+        counter = Path(home) / "faults" / where
+        counter.parent.mkdir(parents=True, exist_ok=True)
+        done = int(counter.read_text()) if counter.exists() else 0
+        if done < int(times or 1):
+            counter.write_text(str(done + 1))
+            from evoci.errors import SandboxError
+
+            raise SandboxError(f"injected fault {where} ({done + 1} of {times or 1}) — EVOCI_INJECT_FAULTS is set")

@@ -1,0 +1,81 @@
+"""Short-lived DuckDB connections that never hold the results file across processes.
+
+DuckDB lets one process hold a database file read-write and locks every other process
+out, even readers. evoci therefore opens the file for each write batch and closes it at
+once, and waits (with jittered backoff) while another process holds it. Threads of one
+process share DuckDB's in-process instance, so they never contend for the file lock;
+a process-wide lock serialises their write transactions.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+import evoci.sql
+from evoci.errors import StorageError
+
+_write_lock = threading.RLock()
+_ready: set[Path] = set()  # files whose schema and views this process has applied
+
+
+def _is_lock_error(exc: duckdb.Error) -> bool:
+    text = str(exc)
+    return "Could not set lock" in text or "Conflicting lock" in text
+
+
+@contextmanager
+def connect(path: Path, *, read_only: bool = False, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open ``path``, waiting up to ``wait_s`` while another process holds it; close on exit.
+
+    Writers apply the schema and (re)create the views once per process, so the file
+    always carries the views of the evoci version that last wrote it.
+    """
+    path = Path(path).absolute()
+    if read_only and not path.exists():
+        raise StorageError(f"no results database at {path} — run `evoci demo` or `evoci run` first, or pass --db")
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    delay = 0.02
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.Error as exc:
+            if not _is_lock_error(exc):
+                raise StorageError(f"cannot open results database {path}: {exc}") from exc
+            if time.monotonic() > deadline:
+                raise StorageError(
+                    f"results database {path} stayed locked by another process for {wait_s:.0f} s "
+                    "— close other DuckDB sessions on it (e.g. a duckdb shell) and retry"
+                ) from exc
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 1.0)
+    try:
+        if not read_only and path not in _ready:
+            with _write_lock:
+                evoci.sql.apply(con)
+                _ready.add(path)
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def transaction(path: Path, *, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A write transaction on ``path``: committed on success, rolled back on error."""
+    with _write_lock, connect(path, wait_s=wait_s) as con:
+        con.execute("begin transaction")
+        try:
+            yield con
+        except BaseException:
+            con.execute("rollback")
+            raise
+        con.execute("commit")

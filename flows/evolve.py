@@ -1,0 +1,153 @@
+"""The ``evolve`` flow: one SWE-CI task, iterated architect → programmer → test.
+
+Iteration 0 tests the base codebase (with the oracle's tests); the oracle's own test run
+defines the target set T. Each iteration i ≥ 1 runs the three nodes and records its
+facts; the loop stops when all of T pass or after N iterations. Facts are written after
+every node result, idempotently, so a killed run re-run with the same command resumes:
+completed nodes come back from Prefect's persisted results and their facts are no-ops.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from prefect import flow
+from prefect.logging import get_run_logger
+from pydantic import BaseModel
+
+from evoci.domain import RunConfig, TaskSpec, TestReport
+from evoci.errors import InfrastructureError, InputError
+from evoci.progress import Event, emit
+from evoci.runtime import Prepared, RunContext
+from evoci.store import IterationRow, TaskRow
+from evoci.tasks.agents import architect_task, programmer_task
+from evoci.tasks.prepare import prepare_task
+from evoci.tasks.test import ORACLE, test_task
+
+
+class TaskSummary(BaseModel):
+    """How one task's evolution ended (the scores themselves live in the SQL views)."""
+
+    run_id: str
+    task_id: str
+    status: str  # done | invalid | input_error | infra_error
+    iterations: int = 0
+    passed: int = 0
+    targets: int = 0
+    reason: str | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+@flow(name="evolve", flow_run_name="evolve-{task.task_id}", log_prints=True)
+def evolve(task: TaskSpec, config: RunConfig = RunConfig(), dataset: str = "adhoc",
+           home: str | None = None, db: str | None = None) -> TaskSummary:
+    """Evolve one task's base toward its oracle; record everything in DuckDB."""
+    run = RunContext.create(config, dataset, home=home, db=db)
+    return evolve_in_run(task, run)
+
+
+def record_run(run: RunContext) -> None:
+    run.facts.run(run.run_id, protocol=run.config.protocol, dataset=run.dataset,
+                  max_iterations=run.config.max_iterations, config_hash=run.config.config_hash(),
+                  config=run.config.model_dump(mode="json"))
+
+
+def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
+    log = get_run_logger()
+    facts, config = run.facts, run.config
+    record_run(run)
+    row = TaskRow(run.run_id, task.task_id, task.protocol, "running", repo=task.repo, base_ref=task.base_ref,
+                  oracle_ref=task.oracle_ref, metadata=task.metadata)
+    facts.task(row)
+    emit(Event(run.run_id, task.task_id, "prepare", max_iterations=config.max_iterations))
+    nodes = _nodes(run)
+    try:
+        prepared: Prepared = nodes["prepare"](task, run)
+        facts.task(TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
+                              "environment_hash": prepared.environment.content_hash}))
+        oracle: TestReport = nodes["test"](prepared, run, ORACLE, prepared.oracle_sha)
+        targets = sorted(oracle.passed())
+        facts.targets(run.run_id, task.task_id, {t: "target" for t in targets})
+        emit(Event(run.run_id, task.task_id, "oracle", passed=len(targets), targets=len(targets)))
+        started = _now()
+        t0 = time.monotonic()
+        report: TestReport = nodes["test"](prepared, run, "0", prepared.start_sha)
+        _record(run, task.task_id, 0, prepared.start_sha, report, targets, started, time.monotonic() - t0)
+        invalid = _invalid(oracle, report, targets)
+        if invalid:
+            log.warning("task %s is invalid and is skipped: %s", task.task_id, invalid)
+            facts.failure(run.run_id, task_id=task.task_id, node="test", kind="invalid", error=invalid)
+            facts.task_status(run.run_id, task.task_id, "invalid", invalid)
+            emit(Event(run.run_id, task.task_id, "invalid", message=invalid))
+            return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="invalid", targets=len(targets),
+                               passed=_passed(report, targets), reason=invalid)
+        sha, iteration = prepared.start_sha, 0
+        emit(Event(run.run_id, task.task_id, "iteration", 0, _passed(report, targets), len(targets), config.max_iterations))
+        while _passed(report, targets) < len(targets) and iteration < config.max_iterations:
+            iteration += 1
+            started, t0 = _now(), time.monotonic()
+            arch = nodes["architect"](prepared, run, iteration, sha, report, targets)
+            prog = nodes["programmer"](prepared, run, iteration, sha, arch.requirement)
+            report = nodes["test"](prepared, run, str(iteration), prog.sha)
+            sha = prog.sha
+            _record(run, task.task_id, iteration, sha, report, targets, started, time.monotonic() - t0,
+                    architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files)
+            emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
+                       config.max_iterations))
+    except InputError as exc:
+        log.error("task %s: %s", task.task_id, exc)
+        facts.failure(run.run_id, task_id=task.task_id, node="prepare", kind="input", error=exc)
+        facts.task_status(run.run_id, task.task_id, "input_error", str(exc))
+        emit(Event(run.run_id, task.task_id, "input_error", message=str(exc)))
+        return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="input_error", reason=str(exc))
+    except InfrastructureError as exc:
+        # Retries are exhausted: never scored; the flow run fails so it can be retried.
+        facts.failure(run.run_id, task_id=task.task_id, node="flow", kind="infrastructure", error=exc)
+        facts.task_status(run.run_id, task.task_id, "infra_error", str(exc))
+        emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
+        raise
+    passed = _passed(report, targets)
+    facts.task_status(run.run_id, task.task_id, "done")
+    log.info("task %s: %d of %d target tests pass after %d iteration(s)%s", task.task_id, passed, len(targets),
+             iteration, " — solved" if passed == len(targets) else "")
+    emit(Event(run.run_id, task.task_id, "done", iteration, passed, len(targets), config.max_iterations))
+    return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="done", iterations=iteration,
+                       passed=passed, targets=len(targets))
+
+
+def _nodes(run: RunContext) -> dict:
+    """The node tasks, persisting results under this run's home (so retries find them)."""
+    storage = run.paths.results
+    storage.mkdir(parents=True, exist_ok=True)
+    return {
+        "prepare": prepare_task.with_options(result_storage=storage),
+        "test": test_task.with_options(result_storage=storage),
+        "architect": architect_task.with_options(result_storage=storage),
+        "programmer": programmer_task.with_options(result_storage=storage),
+    }
+
+
+def _passed(report: TestReport, targets: list[str]) -> int:
+    return sum(1 for o in report.outcomes_for(targets).values() if o == "passed")
+
+
+def _invalid(oracle: TestReport, base: TestReport, targets: list[str]) -> str | None:
+    """Why the task cannot be scored, or None. The views flag the same conditions."""
+    if not targets:
+        return f"no test passes on the oracle (its test run ended {oracle.status.value}) — check the task's test command and environment"
+    if _passed(base, targets) == len(targets):
+        return f"no gap: all {len(targets)} target tests already pass on the base (n(c*) = n(c0))"
+    return None
+
+
+def _record(run: RunContext, task_id: str, iteration: int, sha: str, report: TestReport, targets: list[str],
+            started: datetime, wall_s: float, *, architect=None, programmer=None, tampered=()) -> None:
+    run.facts.iteration(IterationRow(
+        run_id=run.run_id, task_id=task_id, iteration=iteration, status=report.status.value,
+        outcomes=report.outcomes_for(targets), codebase_sha=sha, architect=architect, programmer=programmer,
+        tampered_files=list(tampered), started_at=started, finished_at=_now(), wall_s=wall_s, test_s=report.duration_s,
+    ))

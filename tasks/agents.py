@@ -1,0 +1,119 @@
+"""The architect and programmer nodes: run an agent in the workspace, enforce the rules.
+
+Integrity is the harness's job, not the prompt's: whatever the architect changes besides
+``requirement.xml`` is discarded (and recorded), and the oracle's tests are restored
+after the programmer (any change to them is recorded as tampering) before the commit.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefect import task
+from prefect.logging import get_run_logger
+
+from evoci.agents import AgentContext, AgentOutcome, AgentStatus, Role, make_agent
+from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE
+from evoci.agents.non_passed import write_non_passed
+from evoci.domain import TestReport
+from evoci.runtime import Prepared, RunContext, inject_fault
+from evoci.sandbox import open_sandbox
+from evoci.workspace import Workspace
+from evoci.tasks.caching import agent_key
+from evoci.tasks.retry import RETRIES, RETRY_DELAYS, infrastructure_only
+
+
+@dataclass
+class ArchitectResult:
+    requirement: str | None
+    outcome: AgentOutcome
+    discarded_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProgrammerResult:
+    sha: str
+    outcome: AgentOutcome
+    tampered_files: list[str] = field(default_factory=list)
+
+
+def _context(prepared: Prepared, run: RunContext, iteration: int, sandbox, requirement: str | None = None) -> AgentContext:
+    return AgentContext(
+        task=prepared.task, iteration=iteration, max_iterations=run.config.max_iterations, sandbox=sandbox,
+        source_repo=Path(prepared.task.repo), base_sha=prepared.base_sha, oracle_sha=prepared.oracle_sha,
+        requirement=requirement,
+    )
+
+
+def _keep(workspace: Workspace, run: RunContext, prepared: Prepared, iteration: int) -> None:
+    """Copy the iteration's harness files (non-passed/, requirement.xml) to the run's artifacts."""
+    dest = run.paths.artifacts(run.run_id, prepared.task.task_id) / f"iteration-{iteration}"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(workspace.path / HARNESS_DIR, dest, ignore=shutil.ignore_patterns("report-*.json"))
+
+
+node_options = dict(
+    cache_key_fn=agent_key, persist_result=True, retries=RETRIES, retry_delay_seconds=RETRY_DELAYS,
+    retry_condition_fn=infrastructure_only,
+)
+
+
+@task(name="architect", task_run_name="architect-{iteration}", **node_options)
+def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str, report: TestReport,
+                   targets: list[str]) -> ArchitectResult:
+    """Write the non-passed tests into the workspace; the architect turns them into requirement.xml."""
+    inject_fault(run.home, "architect", iteration)
+    workspace = Workspace(Path(prepared.workspace))
+    workspace.checkout(sha)
+    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+    try:
+        listed = write_non_passed(sandbox, report, targets)
+        outcome = make_agent(Role.ARCHITECT, run.config.architect).run(_context(prepared, run, iteration, sandbox))
+        try:
+            requirement = sandbox.read_file(REQUIREMENT_FILE).decode(errors="replace")
+        except FileNotFoundError:
+            requirement = None
+    finally:
+        sandbox.cleanup()
+    if requirement is None and outcome.status is AgentStatus.OK:
+        outcome.status, outcome.message = AgentStatus.INVALID_OUTPUT, f"no {REQUIREMENT_FILE} was written"
+    discarded = workspace.changed_files()
+    _keep(workspace, run, prepared, iteration)
+    workspace.checkout(sha)  # the architect may change nothing but requirement.xml
+    get_run_logger().info(
+        "task %s, iteration %d: architect %s on %d non-passed tests%s",
+        prepared.task.task_id, iteration, outcome.status.value, len(listed),
+        f"; discarded its changes to {len(discarded)} file(s)" if discarded else "",
+    )
+    return ArchitectResult(requirement=requirement, outcome=outcome, discarded_files=discarded)
+
+
+@task(name="programmer", task_run_name="programmer-{iteration}", **node_options)
+def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: str,
+                    requirement: str | None) -> ProgrammerResult:
+    """Implement the requirement; restore the oracle's tests; commit the iteration."""
+    inject_fault(run.home, "programmer", iteration)
+    workspace = Workspace(Path(prepared.workspace))
+    workspace.checkout(sha)
+    if requirement is None:
+        outcome = AgentOutcome(status=AgentStatus.INVALID_OUTPUT, message="no requirement from the architect: nothing to implement")
+    else:
+        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+        try:
+            sandbox.write_file(REQUIREMENT_FILE, requirement)
+            outcome = make_agent(Role.PROGRAMMER, run.config.programmer).run(
+                _context(prepared, run, iteration, sandbox, requirement)
+            )
+        finally:
+            sandbox.cleanup()
+    tampered = workspace.restore(prepared.start_sha, prepared.task.tests_dir)
+    changed = workspace.changed_files()
+    new_sha = workspace.commit(iteration, f"evoci: iteration {iteration} ({outcome.status.value})\n\n{outcome.message}")
+    get_run_logger().info(
+        "task %s, iteration %d: programmer %s, %d file(s) changed%s",
+        prepared.task.task_id, iteration, outcome.status.value, len(changed),
+        f"; restored {len(tampered)} tampered test file(s)" if tampered else "",
+    )
+    return ProgrammerResult(sha=new_sha, outcome=outcome, tampered_files=tampered)

@@ -1,0 +1,56 @@
+"""Cache keys of the node tasks: small identities, never paths or whole reports.
+
+Every key starts with the run id and task id, so two runs never share results, and a
+re-run of the same run (same command after a crash, or a Prefect flow-run retry) finds
+the completed nodes' persisted results instead of recomputing them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from prefect.context import TaskRunContext
+
+from evoci.workspace import Workspace
+
+
+def _key(*parts: Any) -> str:
+    # Hashed: Prefect silently skips caching keys longer than 255 characters.
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()
+
+
+def prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, task spec (repo, refs, test settings) or sandbox
+    config, and by deleting the workspace (its creation id is read from disk), so cached
+    results never point at commits that are gone.
+    """
+    run, task = args["run"], args["task"]
+    workspace = Workspace(run.paths.workspace(run.run_id, task.task_id))
+    return _key("prepare", run.run_id, task.model_dump_json(), run.config.sandbox.model_dump_json(), workspace.identity)
+
+
+def test_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, task, workspace, codebase commit, environment, test command,
+    timeout or sandbox config. The codebase is always a commit (nodes commit before they
+    hand over), so its SHA identifies the code and the tests exactly.
+    """
+    run, prepared = args["run"], args["prepared"]
+    task = prepared.task
+    return _key(
+        "test", run.run_id, task.task_id, prepared.workspace_id, args["label"], args["sha"], prepared.environment.content_hash,
+        task.test_command, task.pythonpath, task.test_timeout_s or run.config.test_timeout_s,
+        run.config.sandbox.model_dump_json(),
+    )
+
+
+def agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, task, workspace, iteration, input commit, or agent config
+    (architect and programmer configs both count: the programmer reads the architect's work).
+    """
+    run, prepared = args["run"], args["prepared"]
+    config = run.config
+    return _key(
+        context.task.name, run.run_id, prepared.task.task_id, prepared.workspace_id, args["iteration"], args["sha"],
+        config.architect.model_dump_json(), config.programmer.model_dump_json(), config.max_iterations,
+    )
