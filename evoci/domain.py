@@ -77,6 +77,8 @@ class TaskSpec(BaseModel):
 class TestStatus(StrEnum):
     """How a test run ended. None of these is an infrastructure failure (those raise)."""
 
+    __test__ = False  # not a pytest test class
+
     OK = "ok"  # pytest ran and wrote its report
     AGENT_ERROR = "agent_error"  # the codebase kept the tests from running (syntax error, collection crash)
     TIMEOUT = "timeout"  # the suite was killed at the test timeout
@@ -132,10 +134,12 @@ class RunConfig(BaseModel):
     test_timeout_s: float = Field(3600.0, gt=0, description="Kill a test run after this many seconds (SWE-CI: 3600).")
     output_limit_bytes: int = Field(1_000_000, gt=0, description="Keep at most this much of each output stream.")
     concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
+    node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")
+    retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")
 
     def config_hash(self) -> str:
-        """Identity of what the results depend on (not the run's name)."""
-        return stable_hash(self.model_dump(mode="json", exclude={"run_id", "concurrency"}))
+        """Identity of what the results depend on (not the run's name, nor how it is scheduled or retried)."""
+        return stable_hash(self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"}))
 
     def resolved_run_id(self, dataset: str) -> str:
         """The explicit run id, or one derived from the dataset name and config hash."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -33,10 +34,29 @@ class Paths(BaseModel):
         """Built test environments, one folder per environment content hash."""
         return self.home / "envs"
 
+    def task_dir(self, run_id: str, task_id: str) -> Path:
+        """Everything of one task in one run; delete it to start that task afresh."""
+        return self.home / "runs" / run_id / task_id
+
     def workspace(self, run_id: str, task_id: str) -> Path:
         """The per-run, per-task workspace repository (one commit per iteration)."""
-        return self.home / "runs" / run_id / task_id / "workspace"
+        return self.task_dir(run_id, task_id) / "workspace"
 
     def artifacts(self, run_id: str, task_id: str) -> Path:
         """Files an iteration leaves for people: requirement.xml, non-passed/, reports."""
-        return self.home / "runs" / run_id / task_id / "artifacts"
+        return self.task_dir(run_id, task_id) / "artifacts"
+
+    def task_identity(self, run_id: str, task_id: str) -> str:
+        """A random id of this task folder's lifetime, made on first use.
+
+        Part of every node's cache key: after the folder is deleted, no cached result
+        can point at workspace commits that are gone.
+        """
+        marker = self.task_dir(run_id, task_id) / "identity"
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with marker.open("x") as f:  # exclusive create: two racing callers agree on one id
+                f.write(uuid.uuid4().hex)
+        except FileExistsError:
+            pass
+        return marker.read_text().strip()

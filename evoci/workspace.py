@@ -16,7 +16,6 @@ import hashlib
 import io
 import shutil
 import tarfile
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,12 +78,6 @@ class Workspace:
     def repo(self) -> git.Repo:
         return git.Repo(self.path)
 
-    @property
-    def identity(self) -> str:
-        """A random id given at creation: cached results are valid only for this workspace."""
-        marker = self.path / ".git" / "evoci-workspace-id"
-        return marker.read_text().strip() if marker.exists() else "absent"
-
     @classmethod
     def create(cls, path: Path, source: git.Repo, base_sha: str, oracle_sha: str, tests_dir: str) -> tuple["Workspace", str]:
         """Create (or reuse) the workspace; return it and the SHA of iteration 0."""
@@ -106,7 +99,6 @@ class Workspace:
         (path / ".git" / "info").mkdir(exist_ok=True)
         (path / ".git" / "info" / "exclude").write_text(f"/{HARNESS_DIR}/\n")
         sha = ws.commit(0, "evoci: iteration 0 — base codebase with the oracle's tests")
-        (path / ".git" / "evoci-workspace-id").write_text(uuid.uuid4().hex)
         repo.create_tag("iteration-0", ref=sha)  # written last: marks a complete workspace
         return ws, sha
 
@@ -117,7 +109,9 @@ class Workspace:
             repo.git.checkout("--force", "--detach", sha)
             repo.git.clean("-ffdx")
         except git.GitCommandError as exc:
-            raise SandboxError(f"workspace {self.path} cannot check out {sha}: {exc} — delete the run folder and re-run") from exc
+            raise SandboxError(
+                f"workspace {self.path} cannot check out {sha}: {exc} — delete {self.path.parent} to start this task afresh"
+            ) from exc
 
     def changed_files(self) -> list[str]:
         """Paths changed, added or deleted in the work tree (harness files excluded)."""

@@ -1,0 +1,212 @@
+"""run_pytest: what a test run of a codebase reports, and who is blamed when it cannot run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evoci.domain import EnvironmentSpec, TaskSpec
+from evoci.domain import TestStatus as Status  # a name pytest does not try to collect
+from evoci.errors import SandboxError
+from evoci.pytest_run import DETAIL_LIMIT, run_pytest
+from evoci.sandbox import LocalEnvironments, LocalSandbox
+from tests.sandbox import built_env, kill_if_alive, make_codebase, process_gone  # noqa: F401
+
+TASK = TaskSpec(task_id="t", repo=".", base_ref="base", oracle_ref="oracle")
+
+MIX = {
+    "src/calc.py": """
+        def add(a, b):
+            return a + b
+    """,
+    "tests/test_mix.py": """
+        import pytest
+        from calc import add
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("fixture exploded")
+
+        @pytest.fixture
+        def bad_teardown():
+            yield
+            raise RuntimeError("teardown exploded")
+
+        def test_pass():
+            assert add(1, 2) == 3
+
+        def test_fail():
+            assert add(1, 2) == 4
+
+        def test_error(broken):
+            pass
+
+        def test_teardown_error(bad_teardown):
+            pass
+
+        @pytest.mark.skip(reason="not today")
+        def test_skip():
+            pass
+
+        @pytest.mark.xfail(reason="known bug")
+        def test_xfail():
+            assert False
+
+        @pytest.mark.xfail(reason="fixed already")
+        def test_xpass():
+            pass
+
+        def test_long_failure():
+            assert "a" * 50_000 == "b"
+    """,
+}
+
+
+@pytest.fixture
+def run(tmp_path, built_env):  # noqa: F811
+    """Write a codebase and run its tests in a local sandbox."""
+
+    def run(files, *, task=TASK, timeout=60.0, environment=built_env):
+        workspace = make_codebase(tmp_path / "ws", files)
+        return run_pytest(LocalSandbox(workspace, environment), task, timeout=timeout, output_limit=200_000)
+
+    return run
+
+
+def test_a_mixed_suite_reports_each_outcome_exactly(run, tmp_path):
+    report = run(MIX)
+    assert report.status is Status.OK and report.exit_code == 1
+    assert report.outcomes == {
+        "tests/test_mix.py::test_pass": "passed",
+        "tests/test_mix.py::test_fail": "failed",
+        "tests/test_mix.py::test_error": "error",
+        "tests/test_mix.py::test_teardown_error": "error",
+        "tests/test_mix.py::test_skip": "skipped",
+        "tests/test_mix.py::test_xfail": "xfailed",
+        "tests/test_mix.py::test_xpass": "xpassed",
+        "tests/test_mix.py::test_long_failure": "failed",
+    }
+    assert set(report.details) == set(report.outcomes) - {"tests/test_mix.py::test_pass"}
+    assert "assert 3 == 4" in report.details["tests/test_mix.py::test_fail"]
+    assert "fixture exploded" in report.details["tests/test_mix.py::test_error"]
+    assert "teardown exploded" in report.details["tests/test_mix.py::test_teardown_error"]
+    assert "not today" in report.details["tests/test_mix.py::test_skip"]
+    assert len(report.details["tests/test_mix.py::test_long_failure"]) < DETAIL_LIMIT + 100
+    assert report.collection_errors == {}
+    assert "2 failed, 2 passed" in report.output_tail and report.duration_s > 0
+    assert list((tmp_path / "ws" / ".evoci").iterdir()) == []  # the report was removed
+
+
+def test_a_syntax_error_in_the_codebase_is_the_agents_error(run):
+    report = run({
+        "src/calc.py": "def add(a, b)\n    return a + b\n",
+        "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    })
+    assert report.status is Status.AGENT_ERROR and report.exit_code == 2
+    assert report.outcomes_for(["tests/test_calc.py::test_add"]) == {"tests/test_calc.py::test_add": "missing"}
+    assert "SyntaxError" in report.collection_errors["tests/test_calc.py"]
+
+
+def test_a_collection_crash_in_one_module_stops_the_run(run):
+    report = run({
+        "tests/test_ok.py": "def test_ok():\n    pass\n",
+        "tests/test_broken.py": "raise ImportError('cannot import name frobnicate')\n",
+    })
+    assert report.status is Status.AGENT_ERROR
+    assert list(report.collection_errors) == ["tests/test_broken.py"]
+    assert "frobnicate" in report.collection_errors["tests/test_broken.py"]
+    assert report.outcomes_for(["tests/test_ok.py::test_ok"]) == {"tests/test_ok.py::test_ok": "missing"}
+
+
+def test_a_conftest_that_kills_pytest_is_the_agents_error(run, tmp_path):
+    report = run({
+        "tests/conftest.py": "import os\nos._exit(3)\n",
+        "tests/test_ok.py": "def test_ok():\n    pass\n",
+    })
+    assert report.status is Status.AGENT_ERROR and report.exit_code == 3
+    assert report.outcomes == {}
+    assert list((tmp_path / "ws" / ".evoci").iterdir()) == []  # the canary's file is removed too
+
+
+def test_a_conftest_importing_broken_code_is_the_agents_error(run):
+    report = run({
+        "src/calc.py": "raise RuntimeError('half-finished refactor')\n",
+        "tests/conftest.py": "import calc\n",
+        "tests/test_ok.py": "def test_ok():\n    pass\n",
+    })
+    assert report.status is Status.AGENT_ERROR and report.exit_code == 4
+    assert "half-finished refactor" in report.output_tail
+
+
+def test_a_segfault_in_the_codebase_is_the_agents_error(run):
+    report = run({"tests/test_crash.py": "import os, signal\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGSEGV)\n"})
+    assert report.status is Status.AGENT_ERROR and report.exit_code == -11
+    assert report.outcomes == {}
+
+
+def test_a_kill_evoci_did_not_send_is_an_infrastructure_error(run):
+    # What the out-of-memory killer does: SIGKILL from outside.
+    with pytest.raises(SandboxError, match="SIGKILL"):
+        run({"tests/test_oom.py": "import os, signal\n\ndef test_oom():\n    os.kill(os.getpid(), signal.SIGKILL)\n"})
+
+
+def test_no_tests_collected_is_the_agents_error(run):
+    report = run({"tests/test_nothing.py": "X = 1\n"})
+    assert report.status is Status.AGENT_ERROR and report.exit_code == 5 and report.outcomes == {}
+
+
+def test_a_hanging_suite_times_out_and_its_processes_are_killed(run, tmp_path):
+    pid_file = tmp_path / "child.pid"
+    report = run(
+        {
+            "tests/test_hang.py": f"""
+                import subprocess, time
+
+                def test_hang():
+                    child = subprocess.Popen(["sleep", "1000"])
+                    open({str(pid_file)!r}, "w").write(str(child.pid))
+                    time.sleep(1000)
+            """
+        },
+        timeout=2,
+    )
+    pid = int(pid_file.read_text())
+    try:
+        assert report.status is Status.TIMEOUT and report.exit_code is None
+        assert report.outcomes == {}
+        assert process_gone(pid)
+    finally:
+        if not process_gone(pid, 0):
+            kill_if_alive(pid)
+
+
+def test_secrets_in_the_harness_environment_do_not_reach_the_tests(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-123")
+    monkeypatch.setenv("PREFECT_API_KEY", "pnu_x")
+    dump = tmp_path / "environ.json"
+    report = run({
+        "tests/test_env.py": f"""
+            import json, os
+
+            def test_dump():
+                json.dump(dict(os.environ), open({str(dump)!r}, "w"))
+        """
+    })
+    seen = json.loads(dump.read_text())
+    assert report.outcomes == {"tests/test_env.py::test_dump": "passed"}
+    assert "OPENAI_API_KEY" not in seen and "PREFECT_API_KEY" not in seen
+    assert "sk-live-123" not in dump.read_text()
+    assert seen["PYTHONPATH"] == "src:."
+
+
+def test_a_wrong_test_command_is_an_infrastructure_error(run):
+    task = TASK.model_copy(update={"test_command": ("python", "-m", "pytest", "tests", "--no-such-option")})
+    with pytest.raises(SandboxError, match="usage error"):
+        run({"tests/test_ok.py": "def test_ok():\n    pass\n"}, task=task)
+
+
+def test_an_environment_without_pytest_is_an_infrastructure_error(run, tmp_path):
+    bare = LocalEnvironments(tmp_path / "envs").ensure(EnvironmentSpec())  # no pytest installed
+    with pytest.raises(SandboxError, match="canary"):
+        run({"tests/test_ok.py": "def test_ok():\n    pass\n"}, environment=bare)
