@@ -123,11 +123,13 @@ def _nodes(run: RunContext) -> dict:
     """The node tasks, persisting results under this run's home (so retries find them)."""
     storage = run.paths.results
     storage.mkdir(parents=True, exist_ok=True)
+    options = dict(result_storage=storage, retries=run.config.node_retries,
+                   retry_delay_seconds=run.config.retry_delays_s)
     return {
-        "prepare": prepare_task.with_options(result_storage=storage),
-        "test": test_task.with_options(result_storage=storage),
-        "architect": architect_task.with_options(result_storage=storage),
-        "programmer": programmer_task.with_options(result_storage=storage),
+        "prepare": prepare_task.with_options(**options),
+        "test": test_task.with_options(**options),
+        "architect": architect_task.with_options(**options),
+        "programmer": programmer_task.with_options(**options),
     }
 
 

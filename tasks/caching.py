@@ -12,8 +12,6 @@ from typing import Any
 
 from prefect.context import TaskRunContext
 
-from evoci.workspace import Workspace
-
 
 def _key(*parts: Any) -> str:
     # Hashed: Prefect silently skips caching keys longer than 255 characters.
@@ -22,12 +20,12 @@ def _key(*parts: Any) -> str:
 
 def prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     """Invalidated by a different run, task spec (repo, refs, test settings) or sandbox
-    config, and by deleting the workspace (its creation id is read from disk), so cached
-    results never point at commits that are gone.
+    config, and by deleting the task's run folder (its identity marker goes with it), so
+    cached results never point at workspace commits that are gone.
     """
     run, task = args["run"], args["task"]
-    workspace = Workspace(run.paths.workspace(run.run_id, task.task_id))
-    return _key("prepare", run.run_id, task.model_dump_json(), run.config.sandbox.model_dump_json(), workspace.identity)
+    identity = run.paths.task_identity(run.run_id, task.task_id)
+    return _key("prepare", run.run_id, task.model_dump_json(), run.config.sandbox.model_dump_json(), identity)
 
 
 def test_key(context: TaskRunContext, args: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from evoci.tasks.retry import RETRIES, RETRY_DELAYS, infrastructure_only
 
 @task(
     name="prepare",
+    task_run_name="prepare",
     cache_key_fn=prepare_key,
     persist_result=True,
     retries=RETRIES,
@@ -40,5 +41,5 @@ def prepare_task(task: TaskSpec, run: RunContext) -> Prepared:
     )
     return Prepared(
         task=task, base_sha=base_sha, oracle_sha=oracle_sha, start_sha=start_sha,
-        workspace=str(workspace.path), workspace_id=workspace.identity, oracle_dir=str(Path(oracle_dir)), environment=environment,
+        workspace=str(workspace.path), workspace_id=run.paths.task_identity(run.run_id, task.task_id), oracle_dir=str(Path(oracle_dir)), environment=environment,
     )

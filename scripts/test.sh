@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's test command: set up everything the tests need, then run them all.
+#   - .venv with evoci (scripts/venv.sh)
+#   - a Docker engine and evoci's offline base image (scripts/docker-up.sh), when this
+#     machine can have one; set EVOCI_REQUIRE_DOCKER=1 to fail instead of skipping
+#     Docker tests when it cannot (CI does)
+#   - Chromium, for the UI screenshot test (scripts/chromium.sh)
+# Extra arguments go to pytest.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+bash scripts/venv.sh
+
+state="$(mktemp -d "${TMPDIR:-/tmp}/evoci-test.XXXXXX")"
+pidfile=""
+cleanup() {
+    if [ -n "$pidfile" ]; then bash scripts/docker-down.sh "$pidfile" || true; fi
+    rm -rf "$state"
+}
+trap cleanup EXIT
+
+if out="$(bash scripts/docker-up.sh "$state/dockerd" 2>"$state/docker-up.log")"; then
+    pidfile="$(printf '%s\n' "$out" | sed -n 's/^pidfile=//p')"
+else
+    cat "$state/docker-up.log" >&2
+    if [ "${EVOCI_REQUIRE_DOCKER:-0}" = "1" ]; then
+        echo "test: a Docker engine is required (EVOCI_REQUIRE_DOCKER=1) but could not be started" >&2
+        exit 1
+    fi
+    echo "test: no Docker engine here; Docker tests will be skipped" >&2
+fi
+if [ -x scripts/chromium.sh ] || [ -f scripts/chromium.sh ]; then
+    bash scripts/chromium.sh || echo "test: Chromium unavailable; the screenshot test will be skipped" >&2
+fi
+
+# pytest exits 5 when it ran no test: that is a failure here, and set -e makes it one.
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,33 @@
+"""Reading what a flow run did: its task runs' states, and the results database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import UUID
+
+import duckdb
+from prefect import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, FlowRunFilterName
+from prefect.client.schemas.sorting import FlowRunSort
+
+
+def node_states(flow_run_id: UUID | str) -> dict[str, str]:
+    """Task run name → final state name (``Cached`` = read back, ``Completed`` = executed)."""
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(str(flow_run_id))])))
+    return {run.name: run.state.name for run in runs if run.state}
+
+
+def flow_runs_named(name: str) -> list:
+    """Flow runs with this name, oldest first."""
+    with get_client(sync_client=True) as client:
+        return client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])),
+                                     sort=FlowRunSort.EXPECTED_START_TIME_ASC)
+
+
+def query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
