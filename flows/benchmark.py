@@ -1,28 +1,27 @@
 """The ``benchmark`` flow: evolve every task of a dataset, a few at a time.
 
-Each task runs as its own ``evolve`` subflow (one task graph per task in the UI). Bad
-dataset lines and tasks that fail are recorded and the others go on; if any task failed
-for infrastructure reasons the benchmark run ends Failed, so a retry of it re-runs only
-what did not complete (everything else comes back from persisted results).
+Each task runs as its own ``evolve`` subflow (one task graph per task in the UI), on a
+worker thread that carries the parent flow's context. Subflows are deliberately not
+wrapped in a task: a task opens a Prefect transaction, and node results nested in it
+would be committed only when the whole task ends — a crash would lose them all.
+
+Bad dataset lines and failed tasks are recorded and the others go on; if any task
+failed for infrastructure reasons the benchmark run ends Failed, so a retry of it
+re-runs only what did not complete (the rest comes back from persisted results).
 """
 
 from __future__ import annotations
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.futures import PrefectFuture, as_completed
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
+
+from prefect import flow
 from prefect.logging import get_run_logger
 
 from evoci.datasets import dataset_name, load_dataset
-from evoci.domain import RunConfig, TaskSpec
+from evoci.domain import RunConfig
 from evoci.runtime import RunContext
 from evoci.flows.evolve import TaskSummary, evolve, record_run
-
-
-@task(name="evolve-task", task_run_name="evolve-{spec.task_id}", cache_policy=NO_CACHE, persist_result=False)
-def evolve_one(spec: TaskSpec, config: RunConfig, dataset: str, home: str, db: str) -> TaskSummary:
-    """Run the ``evolve`` subflow for one task."""
-    return evolve(spec, config, dataset, home, db)
 
 
 @flow(name="benchmark", flow_run_name="benchmark-{dataset}")
@@ -38,20 +37,18 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: %d task(s), %d bad dataset line(s), %d at once", run.run_id, len(data.tasks),
              len(data.errors), config.concurrency)
-    pending = list(data.tasks)
-    running: list[PrefectFuture] = []
+    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
+        futures = [
+            pool.submit(contextvars.copy_context().run, evolve, spec, config, data.name, run.home, run.db)
+            for spec in data.tasks
+        ]
     summaries: list[TaskSummary] = []
     failed: list[str] = []
-    while pending or running:
-        while pending and len(running) < config.concurrency:
-            spec = pending.pop(0)
-            running.append(evolve_one.submit(spec, config, data.name, run.home, run.db))
-        done = next(as_completed(running))
-        running.remove(done)
+    for spec, future in zip(data.tasks, futures):
         try:
-            summaries.append(done.result())
-        except Exception as exc:  # recorded by the subflow; the others go on
-            failed.append(f"{exc}")
+            summaries.append(future.result())
+        except Exception as exc:  # recorded by the subflow; the others went on
+            failed.append(f"{spec.task_id}: {exc}")
     run.facts.run_finished(run.run_id)
     if failed:
         raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons (retry this flow run): "

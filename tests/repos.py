@@ -54,9 +54,11 @@ def test_div():
 """
 
 
-def calc_repo(path: Path) -> Path:
+def calc_repo(path: Path, *, slow_s: float = 0.0) -> Path:
     """base: add only (2 of 5 oracle tests pass). Then sub; a refactor that breaks add for
-    negatives (a regression) and adds mul; the fix plus div (the oracle, 5 of 5)."""
+    negatives (a regression) and adds mul; the fix plus div (the oracle, 5 of 5).
+    ``slow_s`` makes every test run of the oracle's tests take at least that long."""
+    slow = {"tests/conftest.py": f"import time\ntime.sleep({slow_s})\n"} if slow_s else {}
     return make_repo(path, [
         {"src/calc/__init__.py": CALC_V0, "tests/test_calc.py": "import calc\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
          "requirements.txt": ""},
@@ -64,7 +66,7 @@ def calc_repo(path: Path) -> Path:
         {"src/calc/__init__.py": "def add(a, b):\n    return abs(a) + abs(b)\n\ndef sub(a, b):\n    return a - b\n\n"
                                   "def mul(a, b):\n    return a * b\n"},
         {"src/calc/__init__.py": CALC_V0 + "\ndef sub(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n\n"
-                                  "def div(a, b):\n    return a / b\n", "tests/test_calc.py": CALC_TESTS},
+                                  "def div(a, b):\n    return a / b\n", "tests/test_calc.py": CALC_TESTS, **slow},
     ], {"base": 0, "oracle": 3})
 
 

@@ -1,0 +1,170 @@
+"""Which versions a range allows, and how range text is read."""
+
+import pytest
+
+import semverkit as sk
+
+
+def allows(spec, version):
+    return sk.Version.parse(version) in sk.Range.parse(spec)
+
+
+# Comparators
+
+
+def test_greater_or_equal():
+    assert allows(">=1.2.0", "1.2.0")
+    assert allows(">=1.2.0", "1.3.0")
+    assert not allows(">=1.2.0", "1.1.9")
+
+
+def test_comma_means_and():
+    assert allows(">=1.0.0,<2.0.0", "1.5.0")
+    assert not allows(">=1.0.0,<2.0.0", "2.0.0")
+    assert not allows(">=1.0.0,<2.0.0", "0.9.0")
+
+
+def test_missing_numbers_count_as_zero():
+    assert allows(">=1.0,<2", "1.0.0")
+    assert allows(">=1.0,<2", "1.9.9")
+    assert not allows(">=1.0,<2", "2.0.0")
+
+
+def test_exact_and_not_equal():
+    assert allows("=1.2.3", "1.2.3")
+    assert not allows("=1.2.3", "1.2.4")
+    assert not allows("!=1.2.3", "1.2.3")
+    assert allows("!=1.2.3", "1.2.4")
+
+
+def test_bare_full_version_is_exact():
+    assert allows("1.2.3", "1.2.3")
+    assert not allows("1.2.3", "1.2.4")
+
+
+def test_contains_accepts_strings():
+    assert "1.5.0" in sk.Range.parse(">=1")
+
+
+def test_whitespace_around_operators_and_commas():
+    assert allows(" >= 1.2 , < 2 ", "1.5.0")
+
+
+def test_prerelease_comparator_allows_later_prereleases_of_that_version():
+    assert allows(">=1.2.3-beta.1", "1.2.3-beta.2")
+
+
+# Caret and tilde
+
+
+def test_caret_allows_minor_and_patch_updates():
+    assert allows("^1.2.3", "1.2.3")
+    assert allows("^1.2.3", "1.9.0")
+    assert not allows("^1.2.3", "2.0.0")
+    assert not allows("^1.2.3", "1.2.2")
+
+
+def test_caret_below_one_locks_the_minor():
+    assert allows("^0.2.3", "0.2.9")
+    assert not allows("^0.2.3", "0.3.0")
+
+
+def test_caret_below_zero_point_one_locks_the_patch():
+    assert allows("^0.0.3", "0.0.3")
+    assert not allows("^0.0.3", "0.0.4")
+
+
+def test_tilde_allows_patch_updates():
+    assert allows("~1.2.3", "1.2.9")
+    assert not allows("~1.2.3", "1.3.0")
+    assert not allows("~1.2.3", "1.2.2")
+
+
+def test_tilde_with_only_a_major_allows_minor_updates():
+    assert allows("~1", "1.9.0")
+    assert not allows("~1", "2.0.0")
+
+
+def test_caret_combines_with_comparators():
+    assert not allows("^1.2,!=1.4.0", "1.4.0")
+    assert allows("^1.2,!=1.4.0", "1.4.1")
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("^1.2", ">=1.2.0,<2.0.0"),
+        ("^0.0", ">=0.0.0,<0.1.0"),
+        ("~1.2.3", ">=1.2.3,<1.3.0"),
+        ("^1.2.3-beta.2", ">=1.2.3-beta.2,<2.0.0"),
+    ],
+)
+def test_caret_and_tilde_spelled_out(spec, expected):
+    assert str(sk.Range.parse(spec)) == expected
+
+
+# Wildcards and unions
+
+
+def test_x_in_the_patch_position():
+    assert allows("1.2.x", "1.2.0")
+    assert allows("1.2.x", "1.2.99")
+    assert not allows("1.2.x", "1.3.0")
+
+
+@pytest.mark.parametrize("spec", ["1.x", "1.X", "1.*"])
+def test_wildcard_spellings(spec):
+    assert str(sk.Range.parse(spec)) == ">=1.0.0,<2.0.0"
+
+
+def test_star_allows_any_release():
+    assert allows("*", "0.0.1")
+    assert allows("*", "99.0.0")
+
+
+def test_bare_partial_version_is_an_x_range():
+    assert allows("1.2", "1.2.5")
+    assert not allows("1.2", "1.3.0")
+
+
+def test_caret_with_a_wildcard():
+    assert allows("^1.x", "1.9.0")
+    assert not allows("^1.x", "2.0.0")
+
+
+def test_union_allows_either_side():
+    assert allows("^1.2 || >=3", "1.5.0")
+    assert allows("^1.2 || >=3", "3.1.0")
+    assert not allows("^1.2 || >=3", "2.0.0")
+
+
+def test_union_spelled_out():
+    assert str(sk.Range.parse("1.x || 3.1.x")) == ">=1.0.0,<2.0.0 || >=3.1.0,<3.2.0"
+
+
+def test_union_members_are_checked_separately():
+    assert allows("^1 || >=2.0.0-rc.1", "2.0.0-rc.1")
+
+
+# Reading range text
+
+
+@pytest.mark.parametrize("text", [">>1", "=>1.0", "1.2.3.4", ">=1.0,", "1.2.3-"])
+def test_rejects_malformed_ranges(text):
+    with pytest.raises(sk.InvalidRange):
+        sk.Range.parse(text)
+
+
+def test_invalid_range_names_the_text():
+    with pytest.raises(sk.InvalidRange, match=r"'>=1\.0,<<2'"):
+        sk.Range.parse(">=1.0,<<2")
+
+
+def test_str_spells_out_every_comparator():
+    assert str(sk.Range.parse(">=1.0,<2")) == ">=1.0.0,<2.0.0"
+
+
+def test_versions_in_ranges_follow_the_version_grammar():
+    for text in (">=01.2", ">=1.2.3-01"):
+        with pytest.raises(sk.InvalidRange):
+            sk.Range.parse(text)
