@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import task
-from prefect.logging import get_run_logger
+from evoci.logs import run_logger
 
 from evoci.agents import AgentContext, AgentOutcome, AgentStatus, Role, make_agent
 from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE
@@ -82,7 +82,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     discarded = workspace.changed_files()
     _keep(workspace, run, prepared, iteration)
     workspace.checkout(sha)  # the architect may change nothing but requirement.xml
-    get_run_logger().info(
+    run_logger().info(
         "task %s, iteration %d: architect %s on %d non-passed tests%s",
         prepared.task.task_id, iteration, outcome.status.value, len(listed),
         f"; discarded its changes to {len(discarded)} file(s)" if discarded else "",
@@ -111,7 +111,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
     tampered = workspace.restore(prepared.start_sha, prepared.task.tests_dir)
     changed = workspace.changed_files()
     new_sha = workspace.commit(iteration, f"evoci: iteration {iteration} ({outcome.status.value})\n\n{outcome.message}")
-    get_run_logger().info(
+    run_logger().info(
         "task %s, iteration %d: programmer %s, %d file(s) changed%s",
         prepared.task.task_id, iteration, outcome.status.value, len(changed),
         f"; restored {len(tampered)} tampered test file(s)" if tampered else "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import task
-from prefect.logging import get_run_logger
+from evoci.logs import run_logger
 
 from evoci.domain import DEPENDENCY_FILES, TaskSpec
 from evoci.runtime import Prepared, RunContext
@@ -35,7 +35,7 @@ def prepare_task(task: TaskSpec, run: RunContext) -> Prepared:
     oracle_dir = oracle_checkout(run.paths.workspace(run.run_id, task.task_id).parent / "oracle", source, oracle_sha)
     files = {name: (oracle_dir / name).read_text(errors="replace") for name in DEPENDENCY_FILES if (oracle_dir / name).is_file()}
     environment = resolve_environment(files)
-    get_run_logger().info(
+    run_logger().info(
         "task %s: base %s, oracle %s, environment %s (%d requirements)",
         task.task_id, base_sha[:10], oracle_sha[:10], environment.content_hash, len(environment.requirements),
     )

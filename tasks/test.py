@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import task
-from prefect.logging import get_run_logger
+from evoci.logs import run_logger
 
 from evoci.domain import TestReport
 from evoci.pytest_run import run_pytest
@@ -52,7 +52,7 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
     finally:
         sandbox.cleanup()
     passed = len(report.passed())
-    get_run_logger().info(
+    run_logger().info(
         "task %s, %s: %s — %d of %d reported tests passed in %.1f s",
         task_spec.task_id, "oracle" if label == ORACLE else f"iteration {label}", report.status.value,
         passed, len(report.outcomes), report.duration_s,
