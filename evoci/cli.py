@@ -69,6 +69,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.architect.kind}, sandbox {config.sandbox.kind}, ≤ {config.max_iterations} iterations")
     console.print(f"results: {run.db}", style="dim")
+    if config.sandbox.kind == "docker":
+        from evoci.sandbox.docker import install_signal_cleanup
+
+        install_signal_cleanup()  # signal handlers can only be set from the main thread
     failed = False
     with LiveProgress(console):
         try:

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
+from evoci.artifacts import publish_task
 from evoci.domain import RunConfig, TaskSpec, TestReport
 from evoci.errors import InfrastructureError, InputError
 from evoci.progress import Event, emit
 from evoci.runtime import Prepared, RunContext
+from evoci.sandbox.repair import own_packages, repair_step
 from evoci.store import IterationRow, TaskRow
 from evoci.tasks.agents import architect_task, programmer_task
 from evoci.tasks.prepare import prepare_task
@@ -47,7 +50,10 @@ def evolve(task: TaskSpec, config: RunConfig = RunConfig(), dataset: str = "adho
            home: str | None = None, db: str | None = None) -> TaskSummary:
     """Evolve one task's base toward its oracle; record everything in DuckDB."""
     run = RunContext.create(config, dataset, home=home, db=db)
-    return evolve_in_run(task, run)
+    try:
+        return evolve_in_run(task, run)
+    finally:
+        publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
 
 
 def record_run(run: RunContext) -> None:
@@ -67,9 +73,9 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
     nodes = _nodes(run)
     try:
         prepared: Prepared = nodes["prepare"](task, run)
+        oracle, prepared = _oracle_with_repairs(nodes, prepared, run)
         facts.task(TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
                               "environment_hash": prepared.environment.content_hash}))
-        oracle: TestReport = nodes["test"](prepared, run, ORACLE, prepared.oracle_sha)
         targets = sorted(oracle.passed())
         facts.targets(run.run_id, task.task_id, {t: "target" for t in targets})
         emit(Event(run.run_id, task.task_id, "oracle", passed=len(targets), targets=len(targets)))
@@ -131,6 +137,27 @@ def _nodes(run: RunContext) -> dict:
         "architect": architect_task.with_options(**options),
         "programmer": programmer_task.with_options(**options),
     }
+
+
+def _oracle_with_repairs(nodes: dict, prepared: Prepared, run: RunContext) -> tuple[TestReport, Prepared]:
+    """Run the oracle's tests; while they miss a module, add its distribution and rebuild.
+
+    SWE-CI's curation step 3, bounded by ``max_repairs``; each round is recorded in
+    ``environment_repairs``. Deterministic, so a resumed run repeats it from the cache.
+    """
+    report: TestReport = nodes["test"](prepared, run, ORACLE, prepared.oracle_sha)
+    own = own_packages(Path(prepared.oracle_dir))
+    for attempt in range(1, run.config.max_repairs + 1):
+        spec, records = repair_step(prepared.environment, report, attempt, exclude=own)
+        if not records:
+            break
+        get_run_logger().info("task %s: the oracle's tests miss %s — adding %s and rebuilding the environment",
+                              prepared.task.task_id, ", ".join(r.module for r in records),
+                              ", ".join(r.distribution for r in records))
+        run.facts.repairs(run.run_id, prepared.task.task_id, records, spec.content_hash)
+        prepared = prepared.model_copy(update={"environment": spec})
+        report = nodes["test"](prepared, run, ORACLE, prepared.oracle_sha)
+    return report, prepared
 
 
 def _passed(report: TestReport, targets: list[str]) -> int:

@@ -145,3 +145,16 @@ create table if not exists failures (
     occurred_at  timestamp not null,
     primary key (run_id, task_id, iteration, node, kind, message)
 );
+
+-- One row per distribution that environment self-repair added to a task's environment
+-- (SWE-CI curation step 3): the oracle's tests could not import `module`, so
+-- `distribution` was added and the environment rebuilt. Bounded by the run's max_repairs.
+create table if not exists environment_repairs (
+    run_id            varchar not null,
+    task_id           varchar not null,
+    attempt           integer not null,   -- repair round, 1-based
+    module            varchar not null,   -- the missing import
+    distribution      varchar not null,   -- the requirement added
+    environment_hash  varchar not null,   -- the environment after the round
+    primary key (run_id, task_id, attempt, module)
+);

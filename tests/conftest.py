@@ -21,3 +21,17 @@ def prefect_server():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield PREFECT_API_URL.value()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_evoci_containers_left():
+    """After the whole suite, no container labelled by evoci may remain (when an engine runs)."""
+    yield
+    try:
+        from evoci.sandbox.docker import connect
+
+        client = connect()
+    except Exception:  # no engine here: nothing can be left
+        return
+    left = client.containers.list(all=True, filters={"label": "evoci=1"})
+    assert not left, f"containers left behind by the test suite: {[c.name for c in left]}"

@@ -34,7 +34,7 @@ _DRAIN_WAIT_S = 5.0
 _CHUNK = 64 * 1024
 
 
-class _BoundedCapture:
+class BoundedCapture:
     """The head and the tail of a byte stream, and how much of its middle was dropped."""
 
     def __init__(self, limit: int):
@@ -104,7 +104,7 @@ def run_process(
             "in the environment (or on PATH) and that the working folder exists"
         ) from exc
 
-    captures = (_BoundedCapture(output_limit), _BoundedCapture(output_limit))
+    captures = (BoundedCapture(output_limit), BoundedCapture(output_limit))
     readers = []
     for capture, pipe in zip(captures, (proc.stdout, proc.stderr)):
         fd = os.dup(pipe.fileno())  # the thread owns (and closes) its own descriptor

@@ -145,6 +145,13 @@ class Facts:
             for role, outcome in agents:
                 _agent(con, key, role, outcome)
 
+    def repairs(self, run_id: str, task_id: str, records: list[Any], environment_hash: str) -> None:
+        """Record one self-repair round: each (module, distribution) added to the environment."""
+        with transaction(self.path) as con:
+            for r in records:
+                con.execute("insert into environment_repairs values (?, ?, ?, ?, ?, ?) on conflict do nothing",
+                            [run_id, task_id, r.attempt, r.module, r.distribution, environment_hash])
+
     def failure(self, run_id: str, *, task_id: str = "", iteration: int = -1, node: str, kind: str,
                 error: BaseException | str) -> None:
         """Log a failure that produced no score (infrastructure, bad input, invalid task)."""

@@ -1,0 +1,254 @@
+"""``DockerSandbox``: each command runs in a fresh container over the bind-mounted workspace.
+
+The workspace folder on the host is mounted at ``/workspace``; ``read_file`` and
+``write_file`` work on the host folder directly. Every ``exec`` creates a container from the
+task image, with no network (``network_mode="none"`` unless configured), CPU, memory (no swap)
+and process-count limits, all capabilities dropped, as the caller's uid:gid (so files the
+command writes stay the caller's), and an environment made of the caller's variables plus
+the allow-listed, non-secret part of the harness's (locale, time zone) — never its API keys.
+The container is removed in a ``finally``, whatever happened.
+
+**Infrastructure or agent?** The rule decides between a Prefect retry and a score:
+
+- *Infrastructure* (raised, ``SandboxError`` subclasses, retried): the engine is unreachable
+  (``DockerUnavailable``); the image is missing (``ImageMissing``); the engine refuses to
+  create, start or wait on the container (``ContainerError``, from an ``APIError``).
+- *The command's own outcome* (returned as ``ExecResult``, scored): any exit code; the
+  time limit (``timed_out=True``, ``exit_code=None``; the container is killed); the engine's
+  OOM killer at the configured memory limit (exit 137 when it killed the command, and a note
+  on stderr); fork bombs stopped by the pids limit; network calls refused; a program that
+  does not exist (exit 127, as in a shell). The limits are part of the task's environment,
+  so code that exceeds them failed on its own — a memory hog the agent wrote is the agent's.
+  ``run_pytest`` classifies a test run (no report → canary → ``AGENT_ERROR``; a canary that
+  fails too → ``SandboxError``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import docker
+import docker.errors
+import requests
+
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, resolve_inside
+from evoci.sandbox.docker import cleanup
+from evoci.sandbox.docker.concurrency import slot
+from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
+from evoci.sandbox.docker.options import DockerOptions
+from evoci.sandbox.process import BoundedCapture
+from evoci.sandbox.scrub import scrubbed_env
+
+log = logging.getLogger(__name__)
+
+CONTAINER_WORKSPACE = "/workspace"
+# Harness variables that describe the host, not the container: the image sets its own.
+_HOST_ONLY = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP"})
+_DRAIN_WAIT_S = 10.0
+# Slack on top of the command's timeout before a silent `wait` is taken for a lost engine.
+_WAIT_SLACK_S = 2.0
+
+
+class DockerSandbox:
+    """A workspace on the host plus a task image in which each command gets its own container."""
+
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        image: str,
+        workspace: Path,
+        options: DockerOptions,
+        *,
+        labels: Mapping[str, str] | None = None,
+        user: str | None = None,
+        base_env: Mapping[str, str] | None = None,
+    ):
+        self.client = client
+        self.image = image
+        self.options = options
+        self._workspace = Path(workspace).resolve()
+        self._labels = {cleanup.LABEL: "1", **(labels or {})}
+        self._user = user or f"{os.getuid()}:{os.getgid()}"
+        self._base_env = dict(base_env) if base_env is not None else None
+        self._mine: set[str] = set()
+
+    @property
+    def workspace(self) -> Path:
+        return self._workspace
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Labels every container of this sandbox carries (``evoci=1``, run and task ids when known)."""
+        return dict(self._labels)
+
+    def exec(
+        self,
+        cmd: list[str],
+        *,
+        cwd: str = ".",
+        env: dict[str, str] | None = None,
+        timeout: float,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> ExecResult:
+        """Run ``cmd`` in a fresh container; remove it afterwards (see the module docstring for what raises)."""
+        where = resolve_inside(self._workspace, cwd)
+        if not where.is_dir():  # the engine would create it, owned by root, on the host
+            raise ContainerError(f"working folder {cwd!r} does not exist in the workspace {self._workspace}")
+        relative = where.relative_to(self._workspace).as_posix()
+        workdir = posixpath.normpath(posixpath.join(CONTAINER_WORKSPACE, relative))
+        with slot(self.options.concurrency_limit_name):
+            return self._run(list(cmd), workdir, self._env(env), timeout, output_limit)
+
+    def read_file(self, path: str) -> bytes:
+        return resolve_inside(self._workspace, path).read_bytes()
+
+    def write_file(self, path: str, content: bytes | str) -> None:
+        target = resolve_inside(self._workspace, path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content.encode() if isinstance(content, str) else content)
+
+    def cleanup(self) -> None:
+        """Remove any container of this sandbox that is still there (normally none). Idempotent."""
+        for container_id in list(self._mine):
+            self._remove(container_id)
+
+    # -- one container ---------------------------------------------------------------------------
+
+    def _run(self, cmd: list[str], workdir: str, env: dict[str, str], timeout: float, limit: int) -> ExecResult:
+        started = time.monotonic()
+        out, err = BoundedCapture(limit), BoundedCapture(limit)
+        container_id = None
+        try:
+            container = self._create(cmd, workdir, env)
+            container_id = container.id
+            reader = self._attach(container, out, err)
+            self._engine("start the container", container.start)
+            exit_code, timed_out = self._wait(container, timeout, started)
+            oom = False
+            if not timed_out:
+                self._engine("inspect the container", container.reload)
+                oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+            reader.join(_DRAIN_WAIT_S)
+        finally:
+            if container_id is not None:
+                self._remove(container_id)
+        stderr = err.text()
+        if oom:  # the exit code stays the command's own (137 when the OOM killer hit it, not a child)
+            stderr += f"\n[evoci: the engine's OOM killer ran at the memory limit {self.options.memory}]\n"
+        return ExecResult(
+            exit_code=None if timed_out else exit_code,
+            stdout=out.text(),
+            stderr=stderr,
+            duration_s=time.monotonic() - started,
+            timed_out=timed_out,
+            truncated=bool(out.dropped or err.dropped),
+        )
+
+    def _create(self, cmd: list[str], workdir: str, env: dict[str, str]):
+        try:
+            container = self.client.containers.create(
+                self.image,
+                cmd,
+                working_dir=workdir,
+                environment=env,
+                user=self._user,
+                labels=self._labels,
+                volumes={str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}},
+                network_mode=self.options.network,
+                nano_cpus=self.options.nano_cpus,
+                mem_limit=self.options.memory,
+                memswap_limit=self.options.memory,  # equal to mem_limit: no swap
+                pids_limit=self.options.pids_limit,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                init=True,  # reaps orphans, so `exec` ends when the command does
+                log_config={"type": "none"},  # output is read live through attach, never stored
+                stdin_open=False,
+                tty=False,
+            )
+        except docker.errors.ImageNotFound as exc:
+            raise ImageMissing(f"image {self.image!r} is not in the Docker engine — run `evoci images bootstrap` or rebuild the task image") from exc
+        except docker.errors.APIError as exc:
+            raise ContainerError(f"the Docker engine could not create a container from {self.image}: {exc.explanation}") from exc
+        except requests.exceptions.ConnectionError as exc:
+            raise DockerUnavailable(f"lost the Docker engine: {exc}; {START_HINT}") from exc
+        self._mine.add(container.id)
+        cleanup.register(self.client, container.id)
+        return container
+
+    def _attach(self, container, out: BoundedCapture, err: BoundedCapture) -> threading.Thread:
+        """Stream the container's output into ``out``/``err`` from a thread (attached before start: nothing is missed)."""
+        stream = self._engine(
+            "attach to the container",
+            lambda: container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=False),
+        )
+
+        def pump() -> None:
+            try:
+                for chunk_out, chunk_err in stream:
+                    if chunk_out:
+                        out.add(chunk_out)
+                    if chunk_err:
+                        err.add(chunk_err)
+            except Exception as exc:  # the container was removed under us; its output ends here
+                log.debug("output stream of %s ended: %s", container.short_id, exc)
+
+        reader = threading.Thread(target=pump, name=f"evoci-docker-{container.short_id}", daemon=True)
+        reader.start()
+        return reader
+
+    def _wait(self, container, timeout: float, started: float) -> tuple[int | None, bool]:
+        """(exit code, timed out). Kills the container at ``timeout``."""
+        remaining = max(timeout - (time.monotonic() - started), 0.001)
+        try:
+            status = container.wait(timeout=remaining)
+        except requests.exceptions.RequestException as exc:  # the read timed out, or the engine went away
+            if time.monotonic() - started < timeout - _WAIT_SLACK_S:
+                raise DockerUnavailable(f"lost the Docker engine while a command ran: {exc}; {START_HINT}") from exc
+            try:
+                container.kill()
+            except docker.errors.APIError:
+                pass  # it ended on its own just now; the time limit was reached all the same
+            except requests.exceptions.ConnectionError as kill_exc:
+                raise DockerUnavailable(f"lost the Docker engine while killing a timed-out command: {kill_exc}") from kill_exc
+            return None, True
+        except docker.errors.APIError as exc:
+            raise ContainerError(f"the Docker engine could not wait on the container: {exc.explanation}") from exc
+        if status.get("Error"):
+            raise ContainerError(f"the Docker engine reported an error waiting on the container: {status['Error']}")
+        return int(status.get("StatusCode", -1)), False
+
+    def _engine(self, what: str, call):
+        try:
+            return call()
+        except docker.errors.APIError as exc:
+            raise ContainerError(f"the Docker engine could not {what}: {exc.explanation}") from exc
+        except requests.exceptions.ConnectionError as exc:
+            raise DockerUnavailable(f"lost the Docker engine trying to {what}: {exc}; {START_HINT}") from exc
+
+    def _remove(self, container_id: str) -> None:
+        try:
+            self.client.api.remove_container(container_id, force=True)
+        except docker.errors.NotFound:
+            pass
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            # Raising here would turn a finished command into a retry; the label lets prune find it.
+            log.warning("could not remove container %s (run `evoci sandbox prune`): %s", container_id[:12], exc)
+        self._mine.discard(container_id)
+        cleanup.unregister(container_id)
+
+    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        inherited = {k: v for k, v in scrubbed_env(self._base_env).items() if k not in _HOST_ONLY}
+        return {
+            **inherited,
+            "HOME": "/tmp",  # the caller's uid may have no home in the image
+            # The workspace is a git work tree evoci commits: keep __pycache__ out of it.
+            "PYTHONDONTWRITEBYTECODE": "1",
+            **(extra or {}),
+        }

@@ -1,0 +1,81 @@
+"""The results database: idempotent facts, and many processes sharing one file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+
+from evoci.agents.base import AgentOutcome, ModelCall
+from evoci.store import Facts, IterationRow, TaskRow
+
+
+def counts(db) -> dict[str, int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t: con.execute(f"select count(*) from {t}").fetchone()[0]
+                for t in ("runs", "tasks", "targets", "iterations", "test_results", "agent_calls", "trajectories", "failures")}
+    finally:
+        con.close()
+
+
+def write_once(facts: Facts) -> None:
+    facts.run("r", protocol="swe-ci", dataset="d", max_iterations=3, config_hash="h", config={"max_iterations": 3})
+    facts.task(TaskRow("r", "t", "swe-ci", "running", repo="repo"))
+    facts.targets("r", "t", {"a": "target", "b": "target"})
+    outcome = AgentOutcome(calls=[ModelCall(model="m", provider="openai", input_tokens=10)], trajectory=[{"x": 1}])
+    facts.iteration(IterationRow("r", "t", 1, "ok", {"a": "passed", "b": "missing"}, architect=outcome, programmer=outcome))
+    facts.failure("r", task_id="t", node="test", kind="infrastructure", error=RuntimeError("daemon gone"))
+
+
+def test_writing_every_fact_twice_writes_each_row_once(tmp_path):
+    facts = Facts(tmp_path / "r.duckdb")
+    write_once(facts)
+    write_once(facts)
+    assert counts(tmp_path / "r.duckdb") == {"runs": 1, "tasks": 1, "targets": 2, "iterations": 1, "test_results": 2,
+                                             "agent_calls": 2, "trajectories": 2, "failures": 1}
+
+
+def test_task_state_is_updated_while_its_identity_keeps_the_first_values(tmp_path):
+    facts = Facts(tmp_path / "r.duckdb")
+    facts.task(TaskRow("r", "t", "swe-ci", "running", repo="repo", base_sha="abc"))
+    facts.task(TaskRow("r", "t", "swe-ci", "running", repo="repo"))
+    facts.task_status("r", "t", "infra_error", "daemon gone")
+    con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
+    assert con.execute("select base_sha, status, reason from tasks").fetchall() == [("abc", "infra_error", "daemon gone")]
+    con.close()
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from evoci.store import Facts, IterationRow, TaskRow
+    facts = Facts(sys.argv[1])
+    worker = sys.argv[2]
+    facts.run("r", protocol="swe-ci", dataset="d", max_iterations=50, config_hash="h", config={})
+    for i in range(60):
+        task = f"{worker}-{i % 3}"
+        facts.task(TaskRow("r", task, "swe-ci", "running"))
+        facts.iteration(IterationRow("r", task, i, "ok", {f"t{j}": "passed" for j in range(20)}))
+""")
+
+READER = textwrap.dedent("""
+    import sys
+    from evoci.store import connect
+    for _ in range(60):
+        with connect(sys.argv[1], read_only=True) as con:
+            con.execute("select count(*) from test_results").fetchone()
+""")
+
+
+def test_parallel_processes_never_fail_on_the_database_lock(tmp_path):
+    db = tmp_path / "shared.duckdb"
+    Facts(db).run("r", protocol="swe-ci", dataset="d", max_iterations=50, config_hash="h", config={})
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), f"w{n}"], stderr=subprocess.PIPE, text=True)
+             for n in range(3)]
+    procs.append(subprocess.Popen([sys.executable, "-c", READER, str(db)], stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    assert counts(db)["iterations"] == 180 and counts(db)["test_results"] == 3600
