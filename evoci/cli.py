@@ -47,9 +47,14 @@ def _config(args: argparse.Namespace):
     agent_options = _parse_options(args.agent_option, "--agent-option")
     architect = AgentConfig(kind=args.agent, model=args.architect_model or args.model, options=agent_options)
     programmer = AgentConfig(kind=args.agent, model=args.programmer_model or args.model, options=agent_options)
+    sandbox = SandboxConfig(kind=args.sandbox, options=_parse_options(args.sandbox_option, "--sandbox-option"))
+    if args.sandbox_block:
+        from evoci.blocks.sandbox import SandboxBlock
+
+        sandbox = SandboxBlock.load(args.sandbox_block).config()
     return RunConfig(
         run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
-        sandbox=SandboxConfig(kind=args.sandbox, options=_parse_options(args.sandbox_option, "--sandbox-option")),
+        sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
     )
 
@@ -116,6 +121,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-iterations", type=int, default=20, metavar="N", help="most CI iterations per task (default: 20)")
     p.add_argument("--sandbox", default="local", help="where tests run: local or docker (default: local)")
     p.add_argument("--sandbox-option", action="append", metavar="KEY=VALUE", help="sandbox setting, e.g. memory=2g (repeatable)")
+    p.add_argument("--sandbox-block", metavar="NAME", help="take kind and options from a saved evoci-sandbox Prefect block")
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from prefect import flow
 from prefect.logging import get_run_logger
 
+from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig
 from evoci.runtime import RunContext
@@ -26,9 +27,16 @@ from evoci.flows.evolve import TaskSummary, evolve, record_run
 
 @flow(name="benchmark", flow_run_name="benchmark-{dataset}")
 def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str | None = None,
-              db: str | None = None) -> list[TaskSummary]:
-    """Evolve every task of ``dataset`` (``demo`` or a JSONL file), ``config.concurrency`` at once."""
+              db: str | None = None, sandbox_block: str | None = None) -> list[TaskSummary]:
+    """Evolve every task of ``dataset`` (``demo`` or a JSONL file), ``config.concurrency`` at once.
+
+    ``sandbox_block`` names a saved ``evoci-sandbox`` block that replaces ``config.sandbox``.
+    """
     log = get_run_logger()
+    if sandbox_block:
+        from evoci.blocks.sandbox import SandboxBlock
+
+        config = config.model_copy(update={"sandbox": SandboxBlock.load(sandbox_block).config()})
     run = RunContext.create(config, dataset_name(dataset), home=home, db=db)
     data = load_dataset(dataset, run.paths)
     record_run(run)
@@ -39,7 +47,7 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
              len(data.errors), config.concurrency)
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
         futures = [
-            pool.submit(contextvars.copy_context().run, evolve, spec, config, data.name, run.home, run.db)
+            pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home, run.db)
             for spec in data.tasks
         ]
     summaries: list[TaskSummary] = []
@@ -50,6 +58,7 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         except Exception as exc:  # recorded by the subflow; the others went on
             failed.append(f"{spec.task_id}: {exc}")
     run.facts.run_finished(run.run_id)
+    publish_run(run)  # summary, task table and plots on the run's page; never raises
     if failed:
         raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons (retry this flow run): "
                            + "; ".join(failed))
