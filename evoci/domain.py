@@ -127,7 +127,9 @@ class RunConfig(BaseModel):
 
     run_id: str | None = Field(None, description="Name of the run; default: derived from the config, so re-running resumes.")
     protocol: Protocol = "swe-ci"
-    max_iterations: int = Field(20, ge=1, description="N: the most CI iterations per task (SWE-CI default 20).")
+    max_iterations: int = Field(
+        20, ge=1, le=126, description="N: the most CI iterations per task (SWE-CI default 20; the views hold up to 126)."
+    )
     architect: AgentConfig = Field(default_factory=AgentConfig)
     programmer: AgentConfig = Field(default_factory=AgentConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)

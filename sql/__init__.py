@@ -33,7 +33,9 @@ def apply(con: duckdb.DuckDBPyConnection) -> None:
         for path in pending:
             try:
                 con.execute(path.read_text())
-            except duckdb.CatalogException as exc:  # depends on a view not created yet
+            except (duckdb.CatalogException, duckdb.BinderException) as exc:
+                # Depends on a view not created yet, or on an older version of one that an
+                # upgrade has not replaced yet: try again after the others.
                 failed.append((path, exc))
         if len(failed) == len(pending):
             names = ", ".join(f"{p.name}: {e}" for p, e in failed)
