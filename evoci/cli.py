@@ -47,6 +47,10 @@ def _config(args: argparse.Namespace):
     agent_options = _parse_options(args.agent_option, "--agent-option")
     architect = AgentConfig(kind=args.agent, model=args.architect_model or args.model, options=agent_options)
     programmer = AgentConfig(kind=args.agent, model=args.programmer_model or args.model, options=agent_options)
+    if args.architect_block:
+        architect = _from_model_block(args.architect_block)
+    if args.programmer_block:
+        programmer = _from_model_block(args.programmer_block)
     sandbox = SandboxConfig(kind=args.sandbox, options=_parse_options(args.sandbox_option, "--sandbox-option"))
     if args.sandbox_block:
         from evoci.blocks.sandbox import SandboxBlock
@@ -59,16 +63,24 @@ def _config(args: argparse.Namespace):
     )
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _from_model_block(name: str):
+    """An llm AgentConfig naming a saved ModelBlock; its settings (not its key) go on record."""
+    from evoci.blocks.model import ModelBlock
+    from evoci.domain import AgentConfig
 
+    block = ModelBlock.load(name)
+    return AgentConfig(kind="llm", model=block.model,
+                       options={"model_block": name, "block_settings": block.config().model_dump(mode="json")})
+
+
+def cmd_run(args: argparse.Namespace) -> int:
     from evoci.datasets import dataset_name
-    from evoci.report import print_report
+    from evoci.report import console_for_output, print_report
     from evoci.runtime import RunContext
     from evoci.ui import LiveProgress
     from evoci.flows.benchmark import benchmark
 
-    console = Console() if sys.stdout.isatty() else Console(width=150)
+    console = console_for_output()
     config = _config(args)
     run = RunContext.create(config, dataset_name(args.dataset), home=args.home, db=args.db)
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
@@ -100,7 +112,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     from evoci.settings import Paths
 
     db = Path(args.db).absolute() if args.db else Paths.default().db
-    print_report(db, args.run_id or latest_run(db), gamma=args.gamma)
+    run_id = args.run_id or latest_run(db)
+    if args.html:
+        from evoci.report_html import write_html
+
+        print(f"evoci: wrote {write_html(db, run_id, Path(args.html))}")
+        return 0
+    print_report(db, run_id, gamma=args.gamma)
     return 0
 
 
@@ -117,6 +135,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model for both roles (llm agent)")
     p.add_argument("--architect-model", help="model for the architect (default: --model)")
     p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
+    p.add_argument("--architect-block", metavar="NAME", help="a saved evoci-model Prefect block for the architect")
+    p.add_argument("--programmer-block", metavar="NAME", help="a saved evoci-model Prefect block for the programmer")
     p.add_argument("--agent-option", action="append", metavar="KEY=VALUE", help="agent setting, e.g. provider=anthropic (repeatable)")
     p.add_argument("--max-iterations", type=int, default=20, metavar="N", help="most CI iterations per task (default: 20)")
     p.add_argument("--sandbox", default="local", help="where tests run: local or docker (default: local)")
@@ -153,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--run-id", help="default: the latest run")
     report.add_argument("--gamma", type=float, default=1.0, help="EvoScore's γ (default: 1)")
     report.add_argument("--db", help="DuckDB results file")
+    report.add_argument("--html", metavar="FILE", help="write the run's summary, tables and plots to one self-contained HTML file")
     report.set_defaults(func=cmd_report)
 
     traj = sub.add_parser("trajectory", help="what the agents did in one iteration")
@@ -169,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
         register_docker = None
     if register_docker:
         register_docker(sub)
+    from evoci.cli_ops import register as register_ops
+
+    register_ops(sub)
     return parser
 
 

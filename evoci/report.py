@@ -62,9 +62,14 @@ def latest_run(db: Path) -> str:
     return row[0]
 
 
+def console_for_output() -> Console:
+    """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
+    return Console() if sys.stdout.isatty() else Console(width=150)
+
+
 def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console | None = None) -> None:
     """The run's score table: per task, then the run's totals."""
-    console = console or Console()
+    console = console or console_for_output()
     with connect(db, read_only=True) as con:
         params = {"run_id": run_id, "gamma": gamma}
         tasks = con.execute(TASK_SCORES, params).fetchall()
@@ -120,14 +125,14 @@ def run_sql(db: Path | None, query: str, *, fmt: str = "table") -> int:
         table = Table(*columns)
         for row in rows:
             table.add_row(*(_fmt(v, 4) for v in row))
-        Console().print(table)
+        console_for_output().print(table)
         print(f"{len(rows)} row(s)")
     return 0
 
 
 def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, role: str | None = None) -> int:
     """Each agent's outcome, model calls and messages in one iteration."""
-    console = Console()
+    console = console_for_output()
     with connect(db, read_only=True) as con:
         rows = con.execute(
             """select role, status, message, seconds, trajectory from trajectories

@@ -32,10 +32,14 @@ class NonPassed:
         return {"test_id": self.test_id, "outcome": self.outcome, "reason": self.reason, "detail": self.detail_file}
 
 
+# pytest's hints, not a failure's reason.
+_NOISE = re.compile(r"^(Use -v to get (more|the full) diff|Full diff:|\.\.\.Full output truncated)")
+
+
 def _reason(text: str, outcome: str) -> str:
     """The most telling line of a failure text: the last `E ` line, else the last line."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ") and not _NOISE.match(ln[1:].strip())]
     if errors:
         return errors[-1][:300]
     if lines:

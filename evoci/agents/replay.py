@@ -14,12 +14,12 @@ import time
 from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
-from xml.etree import ElementTree as ET
 
 import git
 
 from evoci.agents.base import REQUIREMENT_FILE, AgentContext, AgentOutcome, AgentStatus, ModelCall, Role
 from evoci.agents.non_passed import SEVERITY, read_summary
+from evoci.agents.requirement import render_requirements
 
 MAX_REQUIREMENTS = 5
 _REPLAY_CALL = ModelCall(model="human-replay", provider="replay")
@@ -61,17 +61,6 @@ def _requirement(module: str, tests: list[dict[str, str]]) -> dict[str, str]:
         "contract": "; ".join(reasons[:5]) or "behave as the tests in " + module + " specify",
         "acceptance": "these tests pass: " + ", ".join(t["test_id"] for t in tests[:20]),
     }
-
-
-def render_requirements(items: list[dict[str, str]]) -> str:
-    """``<requirements>`` with one ``<requirement>`` per item (location, description, contract, acceptance)."""
-    root = ET.Element("requirements")
-    for item in items:
-        req = ET.SubElement(root, "requirement")
-        for key in ("location", "description", "contract", "acceptance"):
-            ET.SubElement(req, key).text = item[key]
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode") + "\n"
 
 
 class ReplayProgrammer:

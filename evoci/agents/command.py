@@ -1,0 +1,135 @@
+"""``CommandAgent``: an external agent CLI (Claude Code, Codex CLI, aider, mini-swe-agent …)
+plays a role, run inside the sandbox from a command template.
+
+The role's SWE-CI prompt (plus, for the programmer, the requirement document) is written
+to ``.evoci/prompt.md``; the template's placeholders are filled and the command runs in
+the workspace root. What the command leaves in the workspace is the outcome (the harness
+commits the diff). An architect's command must write ``.evoci/requirement.xml``; it is
+validated like any architect's.
+
+    AgentConfig(kind="command", model="sonnet", options={
+        "command": ["claude", "-p", "--model", "{model}", "--allowedTools", "Edit,Read", "@{prompt_file}"],
+        "pass_env": ["ANTHROPIC_API_KEY"], "timeout_s": 1800})
+
+The sandbox hands commands no secrets: a key the CLI needs is passed by name in
+``pass_env`` (read from this process's environment at run time, never recorded).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, AgentContext, AgentOutcome, AgentStatus, ModelCall, Role
+from evoci.agents.llm import prompts
+from evoci.agents.llm.config import parse_options
+from evoci.agents.requirement import validate_requirement
+from evoci.domain import AgentConfig
+
+PROMPT_FILE = f"{HARNESS_DIR}/prompt.md"
+TAIL_CHARS = 4000  # how much of stdout and stderr the trajectory keeps
+
+
+class CommandConfig(BaseModel):
+    """How to run an external agent CLI."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    command: list[str] = Field(min_length=1)
+    """The command template. Placeholders: {prompt_file}, {requirement_file}, {role},
+    {iteration}, {max_iterations}, {model} (AgentConfig.model, or '' when unset)."""
+    timeout_s: float = Field(3600.0, gt=0)
+    """Kill the command (and everything it started) after this many seconds → LIMIT."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for the command (recorded with the run: no secrets here)."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Names of this process's environment variables handed to the command (API keys)."""
+    name: str | None = None
+    """The agent's name in results; default 'command:<program>'."""
+
+
+class CommandAgent:
+    """Runs ``config.command`` in the sandbox for one role."""
+
+    def __init__(self, role: Role, config: CommandConfig, *, model: str | None = None):
+        self.role = role
+        self.config = config
+        self.model = model
+        self.name = config.name or f"command:{os.path.basename(config.command[0])}"
+
+    @classmethod
+    def from_config(cls, role: Role | str, cfg: AgentConfig) -> "CommandAgent":
+        """The agent for a ``command`` AgentConfig (``InputError`` on bad options)."""
+        return cls(Role(role), parse_options(CommandConfig, dict(cfg.options), "command"), model=cfg.model)
+
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        cfg, sandbox = self.config, ctx.sandbox
+        previous = _read(ctx, REQUIREMENT_FILE) if self.role is Role.ARCHITECT else None
+        sandbox.write_file(PROMPT_FILE, self.prompt(ctx))
+        fields = {
+            "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
+            "iteration": ctx.iteration, "max_iterations": ctx.max_iterations, "model": self.model or "",
+        }  # fmt: skip
+        argv = [part.format(**fields) for part in cfg.command]
+        secrets = {name: os.environ[name] for name in cfg.pass_env if name in os.environ}
+        result = sandbox.exec(argv, env={**cfg.env, **secrets}, timeout=cfg.timeout_s)
+        scrub = _scrubber(secrets.values())
+        if result.timed_out:
+            status, message = AgentStatus.LIMIT, f"the command timed out after {cfg.timeout_s:g} s"
+        elif result.exit_code != 0:
+            status, message = AgentStatus.MODEL_ERROR, f"the command exited with code {result.exit_code}"
+        else:
+            status, message = AgentStatus.OK, "the command finished"
+        if status is AgentStatus.OK and self.role is Role.ARCHITECT:
+            status, message = self.check_requirement(ctx, previous)
+        call = ModelCall(
+            model=self.model or self.name,
+            provider="command",
+            latency_s=result.duration_s,
+            finish_reason="timeout" if result.timed_out else f"exit {result.exit_code}",
+            error=None if result.ok else scrub(f"{message}: {result.stderr[-500:]}"),
+        )
+        step: dict[str, Any] = {
+            "role": "command", "argv": [scrub(a) for a in argv], "exit_code": result.exit_code,
+            "timed_out": result.timed_out, "duration_s": result.duration_s,
+            "stdout_tail": scrub(result.stdout[-TAIL_CHARS:]), "stderr_tail": scrub(result.stderr[-TAIL_CHARS:]),
+        }  # fmt: skip
+        return AgentOutcome(status=status, message=message, calls=[call], trajectory=[step], seconds=result.duration_s)
+
+    def prompt(self, ctx: AgentContext) -> str:
+        """The role's SWE-CI system prompt followed by this iteration's task."""
+        if self.role is Role.ARCHITECT:
+            return f"{prompts.ARCHITECT_PROMPT}\n\n{prompts.architect_task(ctx)}\n"
+        return f"{prompts.PROGRAMMER_PROMPT}\n\n{prompts.programmer_task(ctx, ctx.requirement)}\n"
+
+    def check_requirement(self, ctx: AgentContext, previous: str | None) -> tuple[AgentStatus, str]:
+        text = _read(ctx, REQUIREMENT_FILE)
+        if text is None or text == previous:
+            return AgentStatus.INVALID_OUTPUT, f"the command did not write {REQUIREMENT_FILE}"
+        errors = validate_requirement(text)
+        if errors:
+            return AgentStatus.INVALID_OUTPUT, f"{REQUIREMENT_FILE} is invalid: " + "; ".join(errors)
+        return AgentStatus.OK, "the command wrote a valid requirement.xml"
+
+
+def _read(ctx: AgentContext, path: str) -> str | None:
+    try:
+        return ctx.sandbox.read_file(path).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+
+
+def _scrubber(secrets: Any):
+    values = [v for v in secrets if v]
+
+    def scrub(text: str) -> str:
+        for value in values:
+            text = text.replace(value, "***")
+        return text
+
+    return scrub
+
+
+__all__ = ["CommandAgent", "CommandConfig", "PROMPT_FILE"]

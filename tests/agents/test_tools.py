@@ -1,0 +1,67 @@
+"""The tools: windowed reading, grep in the sandbox, exact-one replacement, errors as results."""
+
+from __future__ import annotations
+
+import json
+
+from evoci.agents.base import REQUIREMENT_FILE, Role
+from evoci.agents.llm.tools import READ_WINDOW_LINES, ToolCall, Workbench, execute, tools_for
+from evoci.sandbox.local import LocalSandbox
+
+
+def call(sandbox: LocalSandbox, name: str, role: Role = Role.PROGRAMMER, raw: str | None = None, **args) -> tuple[str, bool]:
+    result = execute(tools_for(role), Workbench(sandbox, role), ToolCall("id", name, raw if raw is not None else json.dumps(args)))
+    return result.content, result.is_error
+
+
+def test_read_file_numbers_lines_in_a_window(sandbox: LocalSandbox) -> None:
+    sandbox.write_file("big.py", "".join(f"line {n}\n" for n in range(1, 1001)))
+    content, error = call(sandbox, "read_file", path="big.py")
+    assert not error and content.splitlines()[0] == "     1\tline 1"
+    assert f"(lines 1-{READ_WINDOW_LINES} of 1000; call again with start_line={READ_WINDOW_LINES + 1} for more)" in content
+    content, _ = call(sandbox, "read_file", path="big.py", start_line=999, end_line=5000)
+    assert content.splitlines()[:2] == ["   999\tline 999", "  1000\tline 1000"]
+    assert call(sandbox, "read_file", path="nope.py") == ("error: no such file: nope.py", True)
+
+
+def test_list_dir_and_search_text_run_in_the_sandbox(sandbox: LocalSandbox) -> None:
+    assert call(sandbox, "list_dir")[0].splitlines() == [".evoci/", "src/", "tests/"]
+    assert call(sandbox, "list_dir", path="src")[0] == "calc.py"
+    assert call(sandbox, "search_text", pattern="a - b") == ("src/calc.py:2:    return a - b", False)
+    assert call(sandbox, "search_text", pattern="def (add|sub)", regex=True, path="src")[0] == "src/calc.py:1:def add(a, b):"
+    assert call(sandbox, "search_text", pattern="nothing like this") == ("no matches", False)
+
+
+def test_replace_text_needs_exactly_one_match(sandbox: LocalSandbox) -> None:
+    sandbox.write_file("m.py", "x = 1\nx = 1\ny = 2\n")
+    content, error = call(sandbox, "replace_text", path="m.py", old="x = 1", new="x = 3")
+    assert error and "found 2 times" in content
+    assert call(sandbox, "replace_text", path="m.py", old="z", new="q")[0] == "error: old text not found in m.py"
+    assert call(sandbox, "replace_text", path="m.py", old="y = 2", new="y = 5") == ("replaced 1 occurrence in m.py", False)
+    assert sandbox.read_file("m.py") == b"x = 1\nx = 1\ny = 5\n"
+
+
+def test_writes_stay_inside_the_workspace_and_the_architect_writes_only_the_requirement(sandbox: LocalSandbox) -> None:
+    assert call(sandbox, "write_file", path="../escape.py", content="x")[1]
+    assert call(sandbox, "write_file", path="/tmp/abs.py", content="x")[1]
+    assert not (sandbox.workspace.parent / "escape.py").exists()
+    assert call(sandbox, "write_file", Role.ARCHITECT, path="src/calc.py", content="x") == (
+        f"error: the architect may write only {REQUIREMENT_FILE}", True)  # fmt: skip
+    assert not call(sandbox, "write_file", Role.ARCHITECT, path=f"./{REQUIREMENT_FILE}", content="<r/>")[1]
+    assert "replace_text" not in {t.name for t in tools_for(Role.ARCHITECT)}
+
+
+def test_model_mistakes_become_error_results(sandbox: LocalSandbox) -> None:
+    content, error = call(sandbox, "read_file", raw='{"path": "src/calc.py"')
+    assert error and "not valid JSON" in content
+    assert call(sandbox, "read_file", raw='["src/calc.py"]')[0] == "the arguments of read_file must be a JSON object"
+    assert call(sandbox, "run_tests")[0].startswith("unknown tool 'run_tests' — choose one of: list_dir, read_file")
+    content, error = call(sandbox, "read_file", file="x", start_line="3")
+    assert error and "missing path" in content and "unknown file" in content
+    assert call(sandbox, "read_file", path="src/calc.py", start_line="3")[0].endswith("start_line must be of type integer")
+
+
+def test_tool_schemas_in_both_formats() -> None:
+    tool = tools_for(Role.PROGRAMMER)[-1]
+    assert tool.openai_schema()["function"]["parameters"]["required"] == ["path", "old", "new"]
+    assert tool.anthropic_schema()["input_schema"] == tool.parameters
