@@ -101,7 +101,8 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             report = nodes["test"](prepared, run, str(iteration), prog.sha)
             sha = prog.sha
             _record(run, task.task_id, iteration, sha, report, targets, started, time.monotonic() - t0,
-                    architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files)
+                    architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files,
+                    discarded=arch.discarded_files)
             emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
                        config.max_iterations))
     except InputError as exc:
@@ -174,9 +175,9 @@ def _invalid(oracle: TestReport, base: TestReport, targets: list[str]) -> str | 
 
 
 def _record(run: RunContext, task_id: str, iteration: int, sha: str, report: TestReport, targets: list[str],
-            started: datetime, wall_s: float, *, architect=None, programmer=None, tampered=()) -> None:
+            started: datetime, wall_s: float, *, architect=None, programmer=None, tampered=(), discarded=()) -> None:
     run.facts.iteration(IterationRow(
         run_id=run.run_id, task_id=task_id, iteration=iteration, status=report.status.value,
         outcomes=report.outcomes_for(targets), codebase_sha=sha, architect=architect, programmer=programmer,
-        tampered_files=list(tampered), started_at=started, finished_at=_now(), wall_s=wall_s, test_s=report.duration_s,
+        tampered_files=list(tampered), discarded_files=list(discarded), started_at=started, finished_at=_now(), wall_s=wall_s, test_s=report.duration_s,
     ))

@@ -74,6 +74,7 @@ create table if not exists iterations (
     programmer_status  varchar,
     patch_applied      boolean,           -- SWE-EVO: the prediction applied cleanly to the base
     tampered_files     varchar[],         -- test files the programmer changed (restored before testing)
+    discarded_files    varchar[],         -- files the architect changed besides requirement.xml (discarded)
     started_at         timestamp,
     finished_at        timestamp,
     wall_s             double,            -- whole iteration, harness included
