@@ -69,6 +69,18 @@ def connect(path: Path, *, read_only: bool = False, wait_s: float = 300.0) -> It
 
 
 @contextmanager
+def reading(path: Path, *, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection that is safe beside this process's own writer threads.
+
+    DuckDB refuses a read-only and a read-write connection to one file from one process
+    at the same time ("different configuration"), so this holds the process's write lock
+    while it is open: writers in other threads wait for it, briefly.
+    """
+    with _write_lock, connect(path, read_only=True, wait_s=wait_s) as con:
+        yield con
+
+
+@contextmanager
 def transaction(path: Path, *, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write transaction on ``path``: committed on success, rolled back on error."""
     with _write_lock, connect(path, wait_s=wait_s) as con:

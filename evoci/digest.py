@@ -1,0 +1,192 @@
+"""A run's results as people read them: the numbers behind the run artifacts and HTML report.
+
+Every number here is selected from a SQL view (``sql/views/``); nothing is recomputed.
+The Prefect artifacts (``evoci.artifacts``) and ``evoci report --html``
+(``evoci.report_html``) both render a :class:`RunDigest`, so they always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evoci.errors import StorageError
+from evoci.store import reading
+
+# γ values of the ranking plot: the paper's range (SWE-CI §4.2, Fig. 5), 1 included.
+RANKING_GAMMAS = [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+
+RUN = """
+select r.run_id, r.dataset, r.max_iterations, r.config, r.created_at, r.finished_at,
+       e.n_tasks, e.n_scored, e.evoscore, z.zero_regression_rate, s.n_solved, s.solved_rate, s.avg_turns,
+       c.calls, c.cost_usd, c.input_tokens, c.output_tokens
+from runs r
+left join evoscore_runs(gamma := 1.0) e using (run_id)
+left join swe_ci_zero_regression_runs z using (run_id)
+left join swe_ci_solved_runs s using (run_id)
+left join cost_by_run c using (run_id)
+where r.run_id = $run_id
+"""
+
+TASKS = """
+select t.task_id, t.task_status, t.n_base, t.n_target, t.max_iterations, t.last_iteration, t.turns, t.solved,
+       e.evoscore, e.padded_iterations, z.zero_regression, z.regressed_tests, c.calls, c.cost_usd,
+       coalesce(tk.reason, t.reason) as reason
+from swe_ci_tasks t
+join evoscore(gamma := 1.0) e using (run_id, task_id)
+join swe_ci_zero_regression z using (run_id, task_id)
+left join cost_by_task c using (run_id, task_id)
+left join tasks tk using (run_id, task_id)
+where t.run_id = $run_id and ($task_id is null or t.task_id = $task_id)
+order by t.task_id
+"""
+
+ITERATIONS = """
+select task_id, iteration, status, n_passed, n_target, a, regressions, fixes
+from swe_ci_iterations
+where run_id = $run_id and ($task_id is null or task_id = $task_id)
+order by task_id, iteration
+"""
+
+# Runs compared with this one: every run of the same dataset that has a score.
+RANKING = """
+select g.run_id, g.gamma, g.evoscore, g.rank
+from evoscore_gamma_ranking(gammas := $gammas) g
+join runs r using (run_id)
+where r.dataset = (select dataset from runs where run_id = $run_id) and g.evoscore is not null
+order by g.gamma, g.rank, g.run_id
+"""
+
+
+@dataclass
+class IterationRow:
+    iteration: int
+    status: str
+    n_passed: int
+    n_target: int
+    a: float | None
+    regressions: int | None
+    fixes: int | None
+
+
+@dataclass
+class TaskDigest:
+    task_id: str
+    status: str
+    n_base: int | None
+    n_target: int
+    max_iterations: int | None
+    last_iteration: int | None
+    turns: int | None
+    solved: bool | None
+    evoscore: float | None
+    padded_iterations: int | None
+    zero_regression: bool | None
+    regressed_tests: int | None
+    calls: int | None
+    cost_usd: float | None
+    reason: str | None
+    iterations: list[IterationRow] = field(default_factory=list)
+
+
+@dataclass
+class RankingPoint:
+    run_id: str
+    gamma: float
+    evoscore: float
+    rank: int
+
+
+@dataclass
+class RunDigest:
+    run_id: str
+    dataset: str | None
+    max_iterations: int | None
+    config: dict[str, Any]
+    created_at: datetime | None
+    finished_at: datetime | None
+    n_tasks: int
+    n_scored: int
+    evoscore: float | None
+    zero_regression_rate: float | None
+    n_solved: int
+    solved_rate: float | None
+    avg_turns: float | None
+    calls: int
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    tasks: list[TaskDigest] = field(default_factory=list)
+    ranking: list[RankingPoint] = field(default_factory=list)
+
+    @property
+    def compared_runs(self) -> list[str]:
+        """The runs in the γ ranking (this one included); empty unless there are at least two."""
+        runs = sorted({p.run_id for p in self.ranking})
+        return runs if len(runs) > 1 else []
+
+    def agents(self) -> str:
+        architect = self.config.get("architect", {}) or {}
+        programmer = self.config.get("programmer", {}) or {}
+        describe = lambda a: a.get("kind", "?") + (f" ({a['model']})" if a.get("model") else "")  # noqa: E731
+        return f"architect {describe(architect)}, programmer {describe(programmer)}"
+
+    def sandbox(self) -> str:
+        return (self.config.get("sandbox") or {}).get("kind", "local")
+
+
+def load_digest(db: Path, run_id: str, *, task_id: str | None = None) -> RunDigest:
+    """Read one run (or one of its tasks) from the views, read-only."""
+    import json
+
+    params = {"run_id": run_id, "task_id": task_id}
+    with reading(Path(db)) as con:
+        run = con.execute(RUN, {"run_id": run_id}).fetchone()
+        if run is None:
+            raise StorageError(f"no run {run_id!r} in {db} — list runs with: evoci sql \"select run_id from runs\"")
+        tasks = con.execute(TASKS, params).fetchall()
+        iterations = con.execute(ITERATIONS, params).fetchall()
+        ranking = [] if task_id else con.execute(RANKING, {"run_id": run_id, "gammas": RANKING_GAMMAS}).fetchall()
+    (run_id, dataset, max_iterations, config, created_at, finished_at, n_tasks, n_scored, evoscore, zero_rate,
+     n_solved, solved_rate, avg_turns, calls, cost_usd, input_tokens, output_tokens) = run
+    by_task: dict[str, list[IterationRow]] = {}
+    for task, *rest in iterations:
+        by_task.setdefault(task, []).append(IterationRow(*rest))
+    return RunDigest(
+        run_id=run_id, dataset=dataset, max_iterations=max_iterations, config=json.loads(config or "{}"),
+        created_at=created_at, finished_at=finished_at, n_tasks=n_tasks or 0, n_scored=n_scored or 0,
+        evoscore=evoscore, zero_regression_rate=zero_rate, n_solved=n_solved or 0, solved_rate=solved_rate,
+        avg_turns=avg_turns, calls=calls or 0, cost_usd=cost_usd or 0.0, input_tokens=input_tokens or 0,
+        output_tokens=output_tokens or 0,
+        tasks=[TaskDigest(*row, iterations=by_task.get(row[0], [])) for row in tasks],
+        ranking=[RankingPoint(*row) for row in ranking],
+    )
+
+
+def latest_run_id(db: Path) -> str:
+    with reading(Path(db)) as con:
+        row = con.execute("select run_id from runs order by created_at desc limit 1").fetchone()
+    if not row:
+        raise StorageError(f"no runs in {db} — run `evoci demo` first")
+    return row[0]
+
+
+def fmt(value: object, digits: int = 3) -> str:
+    """One cell as people read it: 3 decimals, yes/no, — for NULL."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f} %"
+
+
+def money(value: float | None) -> str:
+    return f"${(value or 0.0):.4f}"
