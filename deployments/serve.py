@@ -1,0 +1,85 @@
+"""Deployments of the ``benchmark`` and ``evolve`` flows, served by one process.
+
+Route chosen: ``flow.to_deployment(...)`` + ``prefect.serve(...)`` (what ``evoci serve``
+runs). One process registers the deployments with the Prefect server, polls it for
+scheduled, triggered and retried runs, and runs each in a subprocess — no work pool or
+worker to set up, and it works offline against a local ``prefect server start``.
+The ``prefect.yaml`` next to this file is the work-pool route (``prefect deploy`` +
+``prefect worker start``) for machines where workers are the norm.
+
+Entrypoints are module paths (``evoci.flows.benchmark.benchmark``), so the runs load the
+installed package from any working directory.
+
+- ``benchmark/nightly``: the whole dataset, on a cron schedule (default 02:00 every day).
+- ``evolve/on-demand``: one task, no schedule; give the task when triggering it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evoci.domain import RunConfig
+from evoci.settings import Paths
+
+NIGHTLY = "0 2 * * *"
+BENCHMARK = "benchmark/nightly"
+EVOLVE = "evolve/on-demand"
+
+
+def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None, home: str | None = None,
+                       db: str | None = None) -> dict[str, Any]:
+    """The benchmark deployment's parameters, with absolute paths (runs start in other folders)."""
+    paths = Paths(home=Path(home).absolute()) if home else Paths.default()
+    if dataset != "demo":
+        dataset = str(Path(dataset).absolute())
+    return {
+        "dataset": dataset,
+        "config": (config or RunConfig()).model_dump(mode="json"),
+        "home": str(paths.home),
+        "db": str(Path(db).absolute() if db else paths.db),
+    }
+
+
+def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None, cron: str | None = NIGHTLY,
+                      timezone: str | None = None, home: str | None = None, db: str | None = None,
+                      name: str | None = None) -> list:
+    """The two RunnerDeployments; ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
+
+    ``name`` names both (``benchmark/NAME``, ``evolve/NAME``) instead of ``nightly`` and ``on-demand``,
+    so several ``evoci serve`` processes (other datasets, homes or schedules) can share one server.
+    """
+    from prefect.client.schemas.schedules import CronSchedule
+    from prefect.types.entrypoint import EntrypointType
+
+    from evoci.flows.benchmark import benchmark
+    from evoci.flows.evolve import evolve
+
+    parameters = default_parameters(dataset=dataset, config=config, home=home, db=db)
+    schedules = [CronSchedule(cron=cron, timezone=timezone)] if cron else None
+    nightly = benchmark.to_deployment(
+        name=name or BENCHMARK.split("/")[1], schedules=schedules, parameters=parameters, tags=["evoci"],
+        description=f"Evolve every task of the dataset ({dataset}); scheduled {cron or 'never (trigger by hand)'}.",
+        entrypoint_type=EntrypointType.MODULE_PATH,
+    )
+    on_demand = evolve.to_deployment(
+        name=name or EVOLVE.split("/")[1], tags=["evoci"],
+        parameters={k: v for k, v in parameters.items() if k != "dataset"},
+        description="Evolve one task (give `task`: task_id, repo, base_ref, oracle_ref).",
+        entrypoint_type=EntrypointType.MODULE_PATH,
+    )
+    return [nightly, on_demand]
+
+
+def serve_deployments(*, limit: int | None = None, poll_seconds: float | None = None, **options: Any) -> None:
+    """Register the deployments and run their flow runs until interrupted (Ctrl-C / SIGTERM).
+
+    On shutdown ``prefect.serve`` pauses the deployments' schedules; serving again resumes them.
+    Stop this process before the Prefect server, or it waits for the server on its way out.
+    """
+    from prefect import serve
+
+    kwargs: dict[str, Any] = {"limit": limit}
+    if poll_seconds is not None:
+        kwargs["query_seconds"] = poll_seconds
+    serve(*build_deployments(**options), **kwargs)
