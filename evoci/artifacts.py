@@ -95,9 +95,9 @@ def run_markdown(digest: RunDigest, plots: dict[str, bytes]) -> str:
                           ["sandbox", digest.sandbox()], ["max iterations N", fmt(digest.max_iterations)]]),
         "## Tasks",
         _table(list(rows[0]), [list(r.values()) for r in rows]) if rows else "_no task recorded_",
-        "## a(c) per iteration",
-        f"![a(c) per iteration]({data_url(plots['a'])})",
     ]
+    if "a" in plots:
+        parts += ["## a(c) per iteration", f"![a(c) per iteration]({data_url(plots['a'])})"]
     if "ranking" in plots:
         gammas = sorted({p.gamma for p in digest.ranking})
         by_run = {run: {p.gamma: p for p in digest.ranking if p.run_id == run} for run in digest.compared_runs}
@@ -134,7 +134,7 @@ def publish_task(run: RunContext, task_id: str) -> None:
         digest = load_digest(Path(run.db), run.run_id, task_id=task_id)
         if not digest.tasks:
             return
-        task = digest.tasks[0]
+        task = digest.tasks[0]  # a(c) is SWE-CI's: other protocols' tasks are not in the views read here
         plot = a_per_iteration([task], digest.max_iterations, title=f"a(c) per iteration — {task_id}")
         create_markdown_artifact(task_markdown(digest, task, plot), key=artifact_key(run.run_id, task_id, "summary"),
                                  description=f"Task {task_id}: {task_outcome(task).replace('**', '')}")
@@ -159,8 +159,9 @@ def publish_run(run: RunContext) -> None:
         if digest.tasks:
             create_table_artifact(task_rows(digest), key=artifact_key(run.run_id, "tasks"),
                                   description=f"Run {run.run_id}: one row per task")
-        create_image_artifact(data_url(plots["a"]), key=artifact_key(run.run_id, "a-plot"),
-                              description=f"Run {run.run_id}: a(c) per iteration per task")
+        if "a" in plots:
+            create_image_artifact(data_url(plots["a"]), key=artifact_key(run.run_id, "a-plot"),
+                                  description=f"Run {run.run_id}: a(c) per iteration per task")
         if "ranking" in plots:
             create_image_artifact(data_url(plots["ranking"]), key=artifact_key(run.run_id, "gamma-ranking"),
                                   description=f"EvoScore ranking across γ of {len(digest.compared_runs)} runs of {digest.dataset}")

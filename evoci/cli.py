@@ -5,6 +5,7 @@
     evoci sql "QUERY"               query the results database (read-only)
     evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
+    evoci server | serve | retry    operate from the Prefect UI (see evoci/cli_ops.py)
 """
 
 from __future__ import annotations

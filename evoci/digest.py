@@ -50,14 +50,27 @@ where run_id = $run_id and ($task_id is null or task_id = $task_id)
 order by task_id, iteration
 """
 
-# Runs compared with this one: every run of the same dataset that has a score.
+# Runs compared with this one: the latest runs of the same dataset (this one included) that
+# have a score. Ranked among themselves with evoscore_gamma_ranking's rule (dense rank by
+# EvoScore, 1 = best); that view ranks every run in the file, whatever its dataset.
 RANKING = """
-select g.run_id, g.gamma, g.evoscore, g.rank
-from evoscore_gamma_ranking(gammas := $gammas) g
-join runs r using (run_id)
-where r.dataset = (select dataset from runs where run_id = $run_id) and g.evoscore is not null
-order by g.gamma, g.rank, g.run_id
+with compared as (
+    select run_id from runs
+    where dataset = (select dataset from runs where run_id = $run_id)
+    order by run_id = $run_id desc, created_at desc
+    limit $max_runs
+),
+scores as (
+    select run_id, gamma, evoscore
+    from swe_ci_evoscore_runs_by_gamma(gammas := $gammas)
+    semi join compared using (run_id)
+    where evoscore is not null
+)
+select run_id, gamma, evoscore, dense_rank() over (partition by gamma order by evoscore desc) as rank
+from scores
+order by gamma, rank, run_id
 """
+MAX_COMPARED_RUNS = 8
 
 
 @dataclass
@@ -148,7 +161,8 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None) -> RunDige
             raise StorageError(f"no run {run_id!r} in {db} — list runs with: evoci sql \"select run_id from runs\"")
         tasks = con.execute(TASKS, params).fetchall()
         iterations = con.execute(ITERATIONS, params).fetchall()
-        ranking = [] if task_id else con.execute(RANKING, {"run_id": run_id, "gammas": RANKING_GAMMAS}).fetchall()
+        ranking = [] if task_id else con.execute(RANKING, {"run_id": run_id, "gammas": RANKING_GAMMAS,
+                                                                    "max_runs": MAX_COMPARED_RUNS}).fetchall()
     (run_id, dataset, max_iterations, config, created_at, finished_at, n_tasks, n_scored, evoscore, zero_rate,
      n_solved, solved_rate, avg_turns, calls, cost_usd, input_tokens, output_tokens) = run
     by_task: dict[str, list[IterationRow]] = {}

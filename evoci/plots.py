@@ -85,6 +85,7 @@ def gamma_ranking(points: Sequence[RankingPoint], *, highlight: str | None = Non
         for p in series:
             ax.annotate(f"#{p.rank}", (p.gamma, p.evoscore), textcoords="offset points", xytext=(0, 6),
                         ha="center", fontsize=7, color=line.get_color())
+    ax.margins(y=0.15)  # room for the rank labels above the points
     ax.axvline(1.0, color="#888888", linewidth=0.8, linestyle=":")
     ax.set_xlabel("γ  (< 1 weights early iterations, > 1 late ones)")
     ax.set_ylabel("EvoScore e(γ)")
@@ -95,8 +96,10 @@ def gamma_ranking(points: Sequence[RankingPoint], *, highlight: str | None = Non
 
 
 def run_plots(digest: RunDigest) -> dict[str, bytes]:
-    """The run's plots by name: ``a`` always, ``ranking`` when several runs are compared."""
-    plots = {"a": a_per_iteration(digest.tasks, digest.max_iterations, title=f"a(c) per iteration — {digest.run_id}")}
+    """The run's plots by name: ``a`` when an iteration has an a(c), ``ranking`` when several runs are compared."""
+    plots = {}
+    if any(it.a is not None for task in digest.tasks for it in task.iterations):
+        plots["a"] = a_per_iteration(digest.tasks, digest.max_iterations, title=f"a(c) per iteration — {digest.run_id}")
     if digest.compared_runs:
         plots["ranking"] = gamma_ranking(digest.ranking, highlight=digest.run_id)
     return plots

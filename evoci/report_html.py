@@ -60,8 +60,9 @@ def render(digest: RunDigest) -> str:
         f'<p class="headline">{_md_inline(headline(digest))}</p>',
         _table(meta, header=False),
         "<h2>Tasks</h2>", _table(task_rows(digest)),
-        "<h2>a(c) per iteration</h2>", _img(plots["a"], "a(c) per iteration"),
     ]
+    if "a" in plots:
+        out += ["<h2>a(c) per iteration</h2>", _img(plots["a"], "a(c) per iteration")]
     if "ranking" in plots:
         gammas = sorted({p.gamma for p in digest.ranking})
         rows = []

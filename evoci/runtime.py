@@ -23,9 +23,17 @@ class RunContext(BaseModel):
 
     @classmethod
     def create(cls, config: RunConfig, dataset: str, *, home: str | None = None, db: str | None = None) -> "RunContext":
+        """The run's identity: ``config.run_id``, else one derived from the dataset and config.
+
+        A derived id gets the flow run's short id when a deployment started the run, so each
+        scheduled or triggered run is a new evoci run (a nightly benchmark must not find last
+        night's results in its cache), while a retry of that flow run keeps its id and resumes.
+        The id is written into the returned ``config``, so subflows given ``run.config`` join this run.
+        """
         paths = Paths(home=Path(home).absolute()) if home else Paths.default()
+        run_id = config.run_id or config.resolved_run_id(dataset) + _deployment_run_suffix()
         return cls(
-            run_id=config.resolved_run_id(dataset), dataset=dataset, config=config,
+            run_id=run_id, dataset=dataset, config=config.model_copy(update={"run_id": run_id}),
             home=str(paths.home), db=str(Path(db).absolute() if db else paths.db),
         )
 
@@ -36,6 +44,16 @@ class RunContext(BaseModel):
     @property
     def facts(self) -> Facts:
         return Facts(Path(self.db))
+
+
+def _deployment_run_suffix() -> str:
+    """``-<first 8 hex digits of the flow run id>`` inside a flow run created by a deployment, else ``""``."""
+    from prefect.context import FlowRunContext
+
+    flow_run = getattr(FlowRunContext.get(), "flow_run", None)
+    if flow_run is None or flow_run.deployment_id is None:
+        return ""
+    return f"-{flow_run.id.hex[:8]}"
 
 
 class Prepared(BaseModel):

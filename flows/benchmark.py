@@ -43,8 +43,8 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
     for error in data.errors:
         log.error("skipped: %s", error)
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
-    log.info("run %s: %d task(s), %d bad dataset line(s), %d at once", run.run_id, len(data.tasks),
-             len(data.errors), config.concurrency)
+    log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
+             config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
         futures = [
             pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home, run.db)

@@ -8,6 +8,7 @@ after the programmer (any change to them is recorded as tampering) before the co
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,14 @@ def _keep(workspace: Workspace, run: RunContext, prepared: Prepared, iteration: 
     shutil.copytree(workspace.path / HARNESS_DIR, dest, ignore=shutil.ignore_patterns("report-*.json"))
 
 
+def _did(outcome: AgentOutcome, success: str) -> str:
+    """What an agent did, for the log: ``success`` when it ended ok, else how it ended and why."""
+    if outcome.status is AgentStatus.OK:
+        return success
+    message = outcome.message if len(outcome.message) <= 200 else outcome.message[:199] + "…"
+    return f"ended with {outcome.status.value}" + (f" ({message})" if message else "")
+
+
 node_options = dict(
     cache_key_fn=agent_key, persist_result=True, retries=RETRIES, retry_delay_seconds=RETRY_DELAYS,
     retry_condition_fn=infrastructure_only,
@@ -64,6 +73,7 @@ node_options = dict(
 def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str, report: TestReport,
                    targets: list[str]) -> ArchitectResult:
     """Write the non-passed tests into the workspace; the architect turns them into requirement.xml."""
+    started = time.monotonic()
     inject_fault(run.home, "architect", iteration)
     workspace = Workspace(Path(prepared.workspace))
     workspace.checkout(sha)
@@ -83,9 +93,9 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     _keep(workspace, run, prepared, iteration)
     workspace.checkout(sha)  # the architect may change nothing but requirement.xml
     run_logger().info(
-        "task %s, iteration %d: architect %s on %d non-passed tests%s",
-        prepared.task.task_id, iteration, outcome.status.value, len(listed),
-        f"; discarded its changes to {len(discarded)} file(s)" if discarded else "",
+        "task %s, iteration %d: the architect %s (%d non-passed test(s) given) in %.1f s%s",
+        prepared.task.task_id, iteration, _did(outcome, f"wrote {REQUIREMENT_FILE}"), len(listed),
+        time.monotonic() - started, f"; its changes to {len(discarded)} other file(s) were discarded" if discarded else "",
     )
     return ArchitectResult(requirement=requirement, outcome=outcome, discarded_files=discarded)
 
@@ -94,6 +104,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
 def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: str,
                     requirement: str | None) -> ProgrammerResult:
     """Implement the requirement; restore the oracle's tests; commit the iteration."""
+    started = time.monotonic()
     inject_fault(run.home, "programmer", iteration)
     workspace = Workspace(Path(prepared.workspace))
     workspace.checkout(sha)
@@ -112,8 +123,8 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
     changed = workspace.changed_files()
     new_sha = workspace.commit(iteration, f"evoci: iteration {iteration} ({outcome.status.value})\n\n{outcome.message}")
     run_logger().info(
-        "task %s, iteration %d: programmer %s, %d file(s) changed%s",
-        prepared.task.task_id, iteration, outcome.status.value, len(changed),
-        f"; restored {len(tampered)} tampered test file(s)" if tampered else "",
+        "task %s, iteration %d: the programmer %s — %d file(s) changed, commit %s, in %.1f s%s",
+        prepared.task.task_id, iteration, _did(outcome, "implemented the requirement"), len(changed), new_sha[:10],
+        time.monotonic() - started, f"; {len(tampered)} test file(s) it changed were restored" if tampered else "",
     )
     return ProgrammerResult(sha=new_sha, outcome=outcome, tampered_files=tampered)

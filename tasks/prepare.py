@@ -36,7 +36,7 @@ def prepare_task(task: TaskSpec, run: RunContext) -> Prepared:
     files = {name: (oracle_dir / name).read_text(errors="replace") for name in DEPENDENCY_FILES if (oracle_dir / name).is_file()}
     environment = resolve_environment(files)
     run_logger().info(
-        "task %s: base %s, oracle %s, environment %s (%d requirements)",
+        "task %s: workspace ready — base %s with the oracle's tests (oracle %s), test environment %s (%d requirement(s))",
         task.task_id, base_sha[:10], oracle_sha[:10], environment.content_hash, len(environment.requirements),
     )
     return Prepared(

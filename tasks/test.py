@@ -7,7 +7,7 @@ from pathlib import Path
 from prefect import task
 from evoci.logs import run_logger
 
-from evoci.domain import TestReport
+from evoci.domain import TestReport, TestStatus
 from evoci.pytest_run import run_pytest
 from evoci.runtime import Prepared, RunContext, inject_fault
 from evoci.sandbox import open_sandbox
@@ -16,6 +16,12 @@ from evoci.tasks.caching import test_key
 from evoci.tasks.retry import RETRIES, RETRY_DELAYS, infrastructure_only
 
 ORACLE = "oracle"
+
+_ran = {  # how a test run ended, in words
+    TestStatus.OK: "tests ran",
+    TestStatus.AGENT_ERROR: "the code kept the tests from running (scored, not retried)",
+    TestStatus.TIMEOUT: "the test suite hit its timeout",
+}
 
 
 @task(
@@ -54,7 +60,7 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
     passed = len(report.passed())
     run_logger().info(
         "task %s, %s: %s — %d of %d reported tests passed in %.1f s",
-        task_spec.task_id, "oracle" if label == ORACLE else f"iteration {label}", report.status.value,
+        task_spec.task_id, "the oracle" if label == ORACLE else f"iteration {label}", _ran[report.status],
         passed, len(report.outcomes), report.duration_s,
     )
     return report

@@ -28,6 +28,9 @@ def db(tmp_path):
             add_run(con, run, max_iterations=3)
         add_task(con, "r1", "calc", targets="abcd", passed=["a", "ab", "abc", "abcd"])
         add_task(con, "r2", "calc", targets="abcd", passed=["a", "abcd", "abc", "abcd"])
+        # a run of another dataset: never compared with these
+        con.execute("insert into runs values ('other', 'swe-ci', 'other', 3, 'h', '{}', now(), null)")
+        add_task(con, "other", "calc", targets="ab", passed=["a", "ab"])
     return path
 
 
@@ -49,8 +52,14 @@ def test_the_run_summary_shows_the_views_scores_tables_and_inline_plots(db):
     # a(c) per iteration, and the γ ranking of the two runs of the dataset, as inline PNGs
     assert markdown.count(f"]({PNG}") == 2
     assert "## EvoScore ranking across γ (2 runs of dataset `test`)" in markdown
-    [(rank,)] = view(db, "select rank from evoscore_gamma_ranking(gammas := [1.0]) where run_id = 'r1'")
-    assert f"r1 ← this run | #{rank} (" in markdown
+    assert digest.compared_runs == ["r1", "r2"]  # not the run of the other dataset
+    [(evoscore_r2,)] = view(db, "select evoscore from evoscore_runs(gamma := 1.0) where run_id = 'r2'")
+    assert evoscore_r2 == pytest.approx((1 + 2 / 3 + 1) / 3)  # so r2 ranks first at γ = 1
+    # r2 is ahead of r1 at every iteration, so at every γ: r1 is #2 in all six columns
+    [r1_row] = [line for line in markdown.splitlines() if line.startswith("| r1 ← this run |")]
+    assert r1_row.count("#2 (") == 6 and f"#2 ({evoscore:.3f})" in r1_row
+    [r2_row] = [line for line in markdown.splitlines() if line.startswith("| r2 |")]
+    assert r2_row.count("#1 (") == 6 and f"#1 ({evoscore_r2:.3f})" in r2_row
 
 
 def test_the_task_summary_lists_every_iteration_and_its_regressions(db):
