@@ -105,11 +105,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     from evoci.report import run_sql
 
-    return run_sql(Path(args.db) if args.db else None, args.query, fmt=args.format)
+    return run_sql(Path(args.db) if args.db else None, args.query, output=args.format)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from evoci.report import latest_run, print_report
+    from evoci.digest import latest_run_id as latest_run
+    from evoci.report import print_report
     from evoci.settings import Paths
 
     db = Path(args.db).absolute() if args.db else Paths.default().db

@@ -48,7 +48,7 @@ def load_dataset(source: str, paths: Paths) -> Dataset:
         return Dataset(DEMO, [demo_task(paths.home / "demo" / "semverkit")])
     path = Path(source)
     if not path.is_file():
-        raise DatasetError(f"dataset file not found — pass `demo` or the path of a JSONL file", path=source)
+        raise DatasetError("dataset file not found — pass `demo` or the path of a JSONL file", path=source)
     data = Dataset(dataset_name(source))
     seen: set[str] = set()
     for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):

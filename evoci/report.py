@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from evoci.errors import StorageError
+from evoci.digest import fmt
 from evoci.settings import Paths
 from evoci.store import connect
 
@@ -44,24 +44,6 @@ from swe_ci_iterations where run_id = $run_id order by task_id, iteration
 """
 
 
-def _fmt(value: object, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def latest_run(db: Path) -> str:
-    with connect(db, read_only=True) as con:
-        row = con.execute("select run_id from runs order by created_at desc limit 1").fetchone()
-    if not row:
-        raise StorageError(f"no runs in {db} — run `evoci demo` first")
-    return row[0]
-
-
 def console_for_output() -> Console:
     """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
     return Console() if sys.stdout.isatty() else Console(width=150)
@@ -80,27 +62,27 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         for col in ("iteration", "status", "passing", "a(c)", "regressions", "fixes"):
             table.add_column(col, justify="right" if col != "status" else "left")
         for _, it, status, n, total, a, reg, fix in iterations:
-            table.add_row(str(it), status, f"{n}/{total}", _fmt(a), _fmt(reg), _fmt(fix))
+            table.add_row(str(it), status, f"{n}/{total}", fmt(a), fmt(reg), fmt(fix))
         console.print(table)
     table = Table(title=f"run {run_id} — EvoScore γ = {gamma:g}", title_justify="left")
     for col in ("task", "status", "base → target", "turns", "solved", "EvoScore", "zero-regression", "regressed tests", "note"):
         table.add_column(col)
     for task_id, status, n_base, n_target, turns, solved, evoscore, zero_reg, regressed, reason in tasks:
-        table.add_row(task_id, status, f"{_fmt(n_base)} → {_fmt(n_target)}", _fmt(turns), _fmt(solved),
-                      _fmt(evoscore), _fmt(zero_reg), _fmt(regressed), reason or "")
+        table.add_row(task_id, status, f"{fmt(n_base)} → {fmt(n_target)}", fmt(turns), fmt(solved),
+                      fmt(evoscore), fmt(zero_reg), fmt(regressed), reason or "")
     console.print(table)
     if totals:
         n_tasks, n_scored, evoscore, zero_rate, solved_rate, turns, cost, tokens_in, tokens_out = totals
         console.print(
-            f"[bold]run[/]: {n_scored}/{n_tasks} tasks scored · EvoScore {_fmt(evoscore)} · "
-            f"zero-regression rate {_fmt(zero_rate)} · solved rate {_fmt(solved_rate)} · "
-            f"avg turns {_fmt(turns, 1)} · cost ${_fmt(cost or 0.0, 4)} ({tokens_in or 0} in / {tokens_out or 0} out tokens)"
+            f"[bold]run[/]: {n_scored}/{n_tasks} tasks scored · EvoScore {fmt(evoscore)} · "
+            f"zero-regression rate {fmt(zero_rate)} · solved rate {fmt(solved_rate)} · "
+            f"avg turns {fmt(turns, 1)} · cost ${fmt(cost or 0.0, 4)} ({tokens_in or 0} in / {tokens_out or 0} out tokens)"
         )
     console.print(f"query these numbers: evoci sql \"select * from evoscore(gamma := {gamma:g}) where run_id = '{run_id}'\"",
                   style="dim")
 
 
-def run_sql(db: Path | None, query: str, *, fmt: str = "table") -> int:
+def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
     """Run one read-only query and print its rows."""
     import duckdb
 
@@ -115,16 +97,16 @@ def run_sql(db: Path | None, query: str, *, fmt: str = "table") -> int:
             return 0
         columns = [d[0] for d in cursor.description]
         rows = cursor.fetchall()
-    if fmt == "csv":
+    if output == "csv":
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
         writer.writerows(rows)
-    elif fmt == "json":
+    elif output == "json":
         print(json.dumps([dict(zip(columns, row)) for row in rows], default=str, indent=1))
     else:
         table = Table(*columns)
         for row in rows:
-            table.add_row(*(_fmt(v, 4) for v in row))
+            table.add_row(*(fmt(v, 4) for v in row))
         console_for_output().print(table)
         print(f"{len(rows)} row(s)")
     return 0
@@ -149,7 +131,7 @@ def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, rol
         print(f"evoci: no trajectory for run {run_id!r}, task {task_id!r}, iteration {iteration}", file=sys.stderr)
         return 1
     for role_name, status, message, seconds, trajectory in rows:
-        console.rule(f"{role_name} — {status} in {_fmt(seconds, 1)} s")
+        console.rule(f"{role_name} — {status} in {fmt(seconds, 1)} s")
         if message:
             console.print(message)
         for step in json.loads(trajectory or "[]"):
@@ -157,6 +139,6 @@ def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, rol
     table = Table("role", "#", "model", "in", "out", "cached", "cost $", "latency s", "finish", "error",
                   title="model calls", title_justify="left")
     for row in calls:
-        table.add_row(*(_fmt(v, 4) for v in row))
+        table.add_row(*(fmt(v, 4) for v in row))
     console.print(table)
     return 0
