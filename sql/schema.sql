@@ -99,13 +99,16 @@ create table if not exists test_results (
 );
 
 -- One row per model call an agent made (the replay agent records one zero-cost call per role).
+-- Calls paid for in a node try that then failed for infrastructure reasons are kept, under
+-- that try's number, so cost totals include every call that was paid for.
 create table if not exists agent_calls (
     run_id         varchar not null,
     task_id        varchar not null,
     iteration      integer not null,
     attempt        integer not null default 0,
     role           varchar not null,   -- 'architect' | 'programmer' | 'agent'
-    call_index     integer not null,   -- 0-based order within (iteration, role)
+    node_try       integer not null default 1,  -- Prefect's run count of the node that made the call
+    call_index     integer not null,   -- 0-based order within (iteration, role, node_try)
     model          varchar not null,
     provider       varchar not null,   -- 'openai' | 'anthropic' | 'openai-compatible' | 'replay' | 'command'
     input_tokens   bigint  not null default 0,  -- including cached input tokens
@@ -115,7 +118,7 @@ create table if not exists agent_calls (
     latency_s      double,
     finish_reason  varchar,
     error          varchar,            -- NULL when the call succeeded
-    primary key (run_id, task_id, iteration, attempt, role, call_index)
+    primary key (run_id, task_id, iteration, attempt, role, node_try, call_index)
 );
 
 -- One row per agent attempt: its outcome and full trajectory (messages and tool calls).

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect import task
+from prefect.context import TaskRunContext
 from evoci.logs import run_logger
 
 from evoci.agents import AgentContext, AgentOutcome, AgentStatus, Role, make_agent
@@ -63,6 +64,23 @@ def _did(outcome: AgentOutcome, success: str) -> str:
     return f"ended with {outcome.status.value}" + (f" ({message})" if message else "")
 
 
+def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContext) -> AgentOutcome:
+    """Run the role's agent; if infrastructure fails mid-attempt, keep the calls already paid for, then raise."""
+    config = run.config.architect if role is Role.ARCHITECT else run.config.programmer
+    task_run = TaskRunContext.get()
+    node_try = task_run.task_run.run_count if task_run else 1
+    try:
+        outcome = make_agent(role, config).run(ctx)
+    except Exception as exc:
+        partial = getattr(exc, "outcome", None)
+        if isinstance(partial, AgentOutcome) and partial.calls:
+            partial.node_try = node_try
+            run.facts.interrupted_calls(run.run_id, prepared.task.task_id, ctx.iteration, role.value, partial)
+        raise
+    outcome.node_try = node_try
+    return outcome
+
+
 node_options = dict(
     cache_key_fn=agent_key, persist_result=True, retries=RETRIES, retry_delay_seconds=RETRY_DELAYS,
     retry_condition_fn=infrastructure_only,
@@ -80,7 +98,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
     try:
         listed = write_non_passed(sandbox, report, targets)
-        outcome = make_agent(Role.ARCHITECT, run.config.architect).run(_context(prepared, run, iteration, sandbox))
+        outcome = _run_agent(Role.ARCHITECT, run, prepared, _context(prepared, run, iteration, sandbox))
         try:
             requirement = sandbox.read_file(REQUIREMENT_FILE).decode(errors="replace")
         except FileNotFoundError:
@@ -114,9 +132,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
         sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         try:
             sandbox.write_file(REQUIREMENT_FILE, requirement)
-            outcome = make_agent(Role.PROGRAMMER, run.config.programmer).run(
-                _context(prepared, run, iteration, sandbox, requirement)
-            )
+            outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement))
         finally:
             sandbox.cleanup()
     tampered = workspace.restore(prepared.start_sha, prepared.task.tests_dir)

@@ -76,6 +76,7 @@ class AgentOutcome:
     calls: list[ModelCall] = field(default_factory=list)
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    node_try: int = 1  # set by the harness: which try of the node produced this outcome
 
 
 class Agent(Protocol):

@@ -153,6 +153,11 @@ class Facts:
                 con.execute("insert into environment_repairs values (?, ?, ?, ?, ?, ?) on conflict do nothing",
                             [run_id, task_id, r.attempt, r.module, r.distribution, environment_hash])
 
+    def interrupted_calls(self, run_id: str, task_id: str, iteration: int, role: str, outcome: AgentOutcome) -> None:
+        """Keep the calls of an agent attempt that an infrastructure failure cut short (they were paid for)."""
+        with transaction(self.path) as con:
+            _calls(con, [run_id, task_id, iteration, 0], role, outcome)
+
     def failure(self, run_id: str, *, task_id: str = "", iteration: int = -1, node: str, kind: str,
                 error: BaseException | str) -> None:
         """Log a failure that produced no score (infrastructure, bad input, invalid task)."""
@@ -164,15 +169,19 @@ class Facts:
             )
 
 
-def _agent(con, key: list[Any], role: str, outcome: AgentOutcome) -> None:
+def _calls(con, key: list[Any], role: str, outcome: AgentOutcome) -> None:
     for index, call in enumerate(outcome.calls):
         con.execute(
-            """insert into agent_calls (run_id, task_id, iteration, attempt, role, call_index, model, provider,
-                   input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, finish_reason, error)
-               values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
-            [*key, role, index, call.model, call.provider, call.input_tokens, call.output_tokens,
+            """insert into agent_calls (run_id, task_id, iteration, attempt, role, node_try, call_index, model,
+                   provider, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, finish_reason, error)
+               values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
+            [*key, role, outcome.node_try, index, call.model, call.provider, call.input_tokens, call.output_tokens,
              call.cached_tokens, call.cost_usd, call.latency_s, call.finish_reason, call.error],
         )
+
+
+def _agent(con, key: list[Any], role: str, outcome: AgentOutcome) -> None:
+    _calls(con, key, role, outcome)
     con.execute(
         """insert into trajectories (run_id, task_id, iteration, attempt, role, status, message, seconds, trajectory)
            values (?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",

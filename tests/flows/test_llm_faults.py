@@ -59,3 +59,41 @@ def test_every_model_fault_is_a_recorded_outcome_and_totals_add_up(tmp_path, mon
     # The malformed tool call went back to the model as a tool error; the loop went on.
     [(trajectory,)] = query(db, "select trajectory::varchar from trajectories where iteration = 1 and role = 'programmer'")
     assert "error" in trajectory.lower()
+
+
+def test_calls_paid_for_before_an_infrastructure_failure_are_kept_and_the_retry_is_counted_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    task = TaskSpec(task_id="calc-interrupted", repo=str(calc_repo(tmp_path / "calc")), base_ref="base",
+                    oracle_ref="oracle")
+    # The architect's first try makes one paid call, then its workspace write fails (infrastructure);
+    # the retried node makes two calls and succeeds.
+    script = [tool_call("write_file", {"path": ".evoci/requirement.xml", "content": REQUIREMENT}, usage=U),
+              tool_call("write_file", {"path": ".evoci/requirement.xml", "content": REQUIREMENT}, usage=U),
+              text("written", usage=U),
+              tool_call("write_file", {"path": "src/calc/__init__.py",
+                                       "content": CALC_V0 + "\ndef sub(a, b):\n    return a - b\n"}, usage=U),
+              text("done", usage=U)]
+    from evoci.errors import SandboxError
+    from evoci.sandbox.local import LocalSandbox
+
+    original = LocalSandbox.write_file
+    failed = []
+
+    def flaky_write(self, path, content):
+        if path == ".evoci/requirement.xml" and not failed:
+            failed.append(path)
+            raise SandboxError("workspace volume went away")
+        return original(self, path, content)
+
+    monkeypatch.setattr(LocalSandbox, "write_file", flaky_write)
+    home = tmp_path / "home"
+    with ScriptedLLMServer(script) as server:
+        agent = AgentConfig(kind="llm", model="gpt-4.1", options={
+            "provider": "openai-compatible", "base_url": server.base_url("openai"), "max_retries": 0,
+            "price": {"input": 1.0, "output": 10.0}})
+        evolve(task, RunConfig(max_iterations=1, architect=agent, programmer=agent, retry_delays_s=[0.1]),
+               home=str(home))
+    db = home / "evoci.duckdb"
+    assert query(db, "select role, node_try, count(*) from agent_calls group by all order by all") == [
+        ("architect", 1, 1), ("architect", 2, 2), ("programmer", 1, 2)]
+    assert query(db, "select calls, input_tokens from cost_by_run") == [(5, 500)]
