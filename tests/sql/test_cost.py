@@ -21,7 +21,12 @@ def make_calls(con):
     add_run(con, "r_idle")
     for task in ("t1", "t2", "t3"):
         add_task(con, "r1", task, targets="a", passed=[""])
-    con.executemany("insert into agent_calls values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?)", CALLS)
+    con.executemany(
+        """insert into agent_calls (run_id, task_id, iteration, attempt, role, call_index, model, provider, input_tokens,
+               output_tokens, cached_tokens, cost_usd, latency_s, finish_reason, error)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?)""",
+        CALLS,
+    )
 
 
 def test_cost_by_run(con):
