@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import contextvars
 import threading
 import time
 
@@ -12,16 +12,6 @@ from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.sandbox.docker import ensure_concurrency_limit, open_docker_sandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.prefect_server, pytest.mark.usefixtures("no_leftover_containers")]
-
-
-@pytest.fixture(scope="module")
-def prefect_server():
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=60):
-        yield
 
 
 def _active_slots(name: str) -> int:
@@ -51,7 +41,8 @@ def test_evoci_creates_its_limit_and_each_container_holds_a_slot(prefect_server,
         sandbox = open_docker_sandbox(config, workspace, EnvironmentSpec(), docker_paths)
         return sandbox.exec(["sleep", "2"], timeout=60).exit_code
 
-    watcher = threading.Thread(target=watch, daemon=True)
+    # The thread must see this test's Prefect settings (they live in context variables).
+    watcher = threading.Thread(target=contextvars.copy_context().run, args=(watch,), daemon=True)
     watcher.start()
     try:
         assert run_one() == 0
