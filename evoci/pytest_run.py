@@ -4,7 +4,7 @@ pytest runs with pytest-json-report writing to ``.evoci/report-<random>.json`` i
 workspace; the report is read back through the sandbox and removed.
 
 Who is to blame when the run goes wrong decides whether the iteration is scored or
-retried (DESIGN.md, "SWE-CI protocol"), so every ending is classified:
+retried (evoci's metric definitions, "SWE-CI protocol"), so every ending is classified:
 
 ==============================================  =========================================
 pytest ended with                               result

@@ -9,7 +9,7 @@
 --                         with M(j−1) (stored at iteration j−1) and then storing the experience,
 --                         which gives M(j). Re-tests of issue j after processing issue i ≥ j
 --                         are stored at iteration i.
--- Formula (DESIGN.md "SWE-Bench-CL"; seed 004, §7 "Evaluation Metrics", SR_{i,j}):
+-- Formula (evoci's metric definitions "SWE-Bench-CL"; arXiv 2507.00014, §7 "Evaluation Metrics", SR_{i,j}):
 --   resolved = the issue has ≥ 1 F2P target and every F2P and every P2P target has outcome
 --              'passed' in test_results at this (iteration, attempt). A target without a
 --              result row (or 'missing') has not passed.

@@ -10,12 +10,12 @@
 --                      (for j = 1 it is a(0, 1), labelled 'memory_off')
 --     a(i, j), i ≥ j   re-test of a seen issue after processing issue i   cell 'retest'
 --                      (the diagonal a(j, j) is the re-test right after j was processed:
---                      "success rate on task j after training on task i", seed 004 §7)
+--                      "success rate on task j after training on task i", arXiv 2507.00014 §7)
 --     a(i, j), 1 ≤ i < j−1  issue not reached yet; no formula uses it    cell 'ahead'
---   This is the convention under which DESIGN.md's formulas read as intended: FT compares
+--   This is the convention under which evoci's metric definitions read as intended: FT compares
 --   the in-sequence attempt a(i, i+1) with the memory-off a(0, i+1); BWT and F compare the
 --   final row a(N, ·) with the diagonal / earlier re-tests.
--- Formula (seed 004, §7, SR_{i,j} = p_pass / p_total; DESIGN.md "SWE-Bench-CL"):
+-- Formula (arXiv 2507.00014, §7, SR_{i,j} = p_pass / p_total; evoci's metric definitions "SWE-Bench-CL"):
 --   a(i, j) = resolved_attempts / attempts over the attempts at (issue j, memory stage i).
 -- Edge cases: no attempt at the cell, an invalid issue (see cl_attempts), or no issue at
 --   position j → a NULL ("not evaluated"), never 0. Stages beyond N are outside the grid.

@@ -4,11 +4,11 @@
 --          defaults; cl_run_metrics averages it over a run's sequences.
 -- Input:   cl_matrix (read its header for the indexing: a(i, j) = issue j attempted with
 --          memory M(i); M(0) = memory off) and cl_attempts (for TUE). N = n_tasks.
--- Formulas (DESIGN.md "SWE-Bench-CL"; seed 004, §7 table, §7.1 CL-F1 / CL-Fβ, CL-Score):
+-- Formulas (evoci's metric definitions "SWE-Bench-CL"; arXiv 2507.00014, §7 table, §7.1 CL-F1 / CL-Fβ, CL-Score):
 --   acc        ACC  = mean_{j=1..N} a(N, j)
 --   forgetting F    = mean_{j=1..N−1} ( max_{j≤k≤N−1} a(k, j) − a(N, j) )
 --                     (standard forgetting; the paper prints the max over 1≤k≤j, which is
---                     degenerate on a lower-triangular matrix — DESIGN.md keeps j≤k≤N−1)
+--                     degenerate on a lower-triangular matrix — evoci keeps j≤k≤N−1)
 --   ft         FT   = mean_{i=1..N−1} ( a(i, i+1) − a(0, i+1) )
 --   bwt        BWT  = mean_{i=1..N−1} ( a(N, i) − a(i, i) )
 --   aulc       AULC = (1/N) Σ_{i=1..N} (1/i) Σ_{k=1..i} a(k, k)

@@ -5,7 +5,7 @@
 --          run's sequences, each sequence weighing 1 (a macro-average: long and short
 --          sequences count alike). CL-F1 / CL-Fβ / CL-Score are the means of the per-sequence
 --          values, not recomputed from mean P and S. sequences, n_tasks and cells_missing are
---          sums. Source: seed 004, §7 defines the metrics per sequence; the average over
+--          sums. Source: arXiv 2507.00014, §7 defines the metrics per sequence; the average over
 --          sequences is evoci's summary.
 -- The parameter columns are read qualified (per_sequence.beta): a bare `beta` here would
 -- be the macro's argument, not the column.

@@ -3,7 +3,7 @@
 -- Grain:   one row per run (configuration) × dimension (tasks.dimension, the probe's primary
 --          dimension; probes without one form a NULL group).
 -- Input:   nitr_probes (one row per run × probe; read its header for the categories).
--- Formula (NITR, seed 003; DESIGN.md "NITR"), over the evaluated probes of the group:
+-- Formula (NITR, arXiv 2603.27745; evoci's metric definitions "NITR"), over the evaluated probes of the group:
 --   pass_rate = n_pass / evaluated         (§5.1 and §5.2, Table 3: "Case pass rate",
 --                                           e.g. D6 = 2/46 = 4.3 %, micro = 123/230 = 53.5 %)
 --   s_rate    = n_s / evaluated            (§5.3 RQ3: "64 of 483 evaluated pairs (13.3 %)": the

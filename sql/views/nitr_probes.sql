@@ -6,7 +6,7 @@
 --          The probe is judged at its final step: the largest iteration with a row (its last
 --          attempt). A multi-step probe's earlier steps only shape the code the last one sees.
 --          A target passes only with outcome 'passed'; no result row (or 'missing') = not passed.
--- Formula (NITR, seed 003, §5.3 RQ3 and Figure 6; DESIGN.md "NITR"):
+-- Formula (NITR, arXiv 2603.27745, §5.3 RQ3 and Figure 6; evoci's metric definitions "NITR"):
 --   functional_pass = every functional target passed at the final step
 --   structural_pass = every structural target passed at the final step
 --   category = 'E'    final step status 'build_error' (build error; nothing else judged)

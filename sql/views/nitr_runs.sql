@@ -2,7 +2,7 @@
 --
 -- Grain:   one row per run (runs.protocol = 'nitr', or any run with a nitr probe).
 -- Input:   nitr_probes (one row per run × probe; read its header for the categories).
--- Formula (NITR, seed 003; DESIGN.md "NITR"), over the run's evaluated probes:
+-- Formula (NITR, arXiv 2603.27745; evoci's metric definitions "NITR"), over the run's evaluated probes:
 --   pass_rate = n_pass / evaluated     (§5.1 RQ1, Table 3 "Rate": e.g. 12/21 = 57 %)
 --   s_rate    = n_s / evaluated        (§5.3 RQ3: "64 of 483 evaluated pairs (13.3 %)": the
 --                                       denominator is every evaluated pair, all five

@@ -4,7 +4,7 @@
 --
 -- Grain: one row per run × task (protocol 'swe-ci', unscored tasks included) × γ in `gammas`.
 --
--- Formula (SWE-CI paper, seed 000, §2.3, eq. 3):
+-- Formula (SWE-CI paper, arXiv 2603.03823, §2.3, eq. 3):
 --   e(γ) = Σ_{i=1..N} γ^i · a_i  /  Σ_{i=1..N} γ^i,   N = runs.max_iterations,
 --   a_i = `swe_ci_iterations.a` at iteration i. γ = 1 is the mean normalized change; γ > 1
 --   weights later iterations more (the paper's choice), γ < 1 earlier ones (§4.2, Fig. 5).

@@ -3,7 +3,7 @@
 --
 -- Grain: one row per run (protocol 'swe-ci') × γ in `gammas`.
 --
--- Formula (SWE-CI paper, seed 000, §4.2, Fig. 5): evoscore = `evoscore_runs(gamma)`
+-- Formula (SWE-CI paper, arXiv 2603.03823, §4.2, Fig. 5): evoscore = `evoscore_runs(gamma)`
 --   (via `swe_ci_evoscore_runs_by_gamma`);
 --   rank = dense_rank() over (partition by γ order by evoscore desc) — 1 is the best run;
 --   equal scores share a rank. rank_change = rank at γ = 1 − rank at this γ (positive:

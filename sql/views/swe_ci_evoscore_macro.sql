@@ -3,7 +3,7 @@
 -- Grain: one row per run × task with protocol 'swe-ci' (unscored tasks included, with
 --        evoscore NULL and a reason).
 --
--- Formula (SWE-CI paper, seed 000, §2.3, eq. 3), computed by `swe_ci_evoscore_by_gamma`:
+-- Formula (SWE-CI paper, arXiv 2603.03823, §2.3, eq. 3), computed by `swe_ci_evoscore_by_gamma`:
 --   e(γ) = Σ_{i=1..N} γ^i · a_i / Σ_{i=1..N} γ^i, N = runs.max_iterations.
 --
 -- Edge cases (detailed in swe_ci_evoscore_by_gamma.sql and swe_ci_tasks.sql):

@@ -3,7 +3,7 @@
 -- Grain: one row per run with protocol 'swe-ci'.
 --
 -- Formula: `evoscore_runs(gamma := 1.0)`; see swe_ci_evoscore_runs_macro.sql (SWE-CI paper,
--- seed 000, §2.3). For another γ call the macro.
+-- arXiv 2603.03823, §2.3). For another γ call the macro.
 --
 -- Edge cases: as `evoscore_runs` — the mean is over scored tasks only; the others are counted.
 

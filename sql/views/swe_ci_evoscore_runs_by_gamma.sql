@@ -3,7 +3,7 @@
 --
 -- Grain: one row per run (protocol 'swe-ci'; a run without tasks included) × γ in `gammas`.
 --
--- Formula (SWE-CI paper, seed 000, §2.3 and §4.2): evoscore = mean over the run's scored
+-- Formula (SWE-CI paper, arXiv 2603.03823, §2.3 and §4.2): evoscore = mean over the run's scored
 --   tasks of their EvoScore at γ (`swe_ci_evoscore_by_gamma`); n_scored + n_unscored = n_tasks.
 --
 -- Edge cases:

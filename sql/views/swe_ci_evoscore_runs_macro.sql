@@ -2,7 +2,7 @@
 --
 -- Grain: one row per run with protocol 'swe-ci' (a run without tasks has evoscore NULL).
 --
--- Formula (SWE-CI paper, seed 000, §2.3 and §4.2), computed by
+-- Formula (SWE-CI paper, arXiv 2603.03823, §2.3 and §4.2), computed by
 --   `swe_ci_evoscore_runs_by_gamma`: evoscore = mean over scored tasks of `evoscore(gamma)`.
 --
 -- Edge cases: unscored tasks (infra_error, invalid, no_gap, incomplete, …) are excluded from

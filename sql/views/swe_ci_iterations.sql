@@ -3,7 +3,7 @@
 -- Grain: one row per run × task × iteration (0 = the base codebase c0) that has a row in
 --        `iterations` (attempt 0), for tasks with protocol 'swe-ci'.
 --
--- Formula (SWE-CI paper, seed 000, §2.2, eq. 1–2):
+-- Formula (SWE-CI paper, arXiv 2603.03823, §2.2, eq. 1–2):
 --   T          = targets rows with role 'target' for (run, task); n_target = n(c*) = |T|
 --   n_passed   = n(c_i) = |{t ∈ T : outcome of t at iteration i (attempt 0) is 'passed'}|
 --   n_base     = n(c0)  = n_passed at iteration 0

@@ -3,7 +3,7 @@
 --
 -- Grain: one row per run × iteration i ≥ 1 reached by at least one scored task.
 --
--- Formula (SWE-CI paper, seed 000, §4.3, Observation 4 / Fig. 7; DESIGN.md):
+-- Formula (SWE-CI paper, arXiv 2603.03823, §4.3, Observation 4 / Fig. 7; evoci's metric definitions):
 --   reached      = scored tasks with a recorded iteration i (padded iterations are not
 --                  reached: nothing ran there)
 --   regression_rate      = |{tasks in reached with regressions_i ≥ 1}| / |reached|

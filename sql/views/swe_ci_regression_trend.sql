@@ -3,7 +3,7 @@
 --
 -- Grain: one row per run with protocol 'swe-ci'.
 --
--- Formula (SWE-CI paper, seed 000, §4.3, Observation 4 / Fig. 7): Pearson correlation
+-- Formula (SWE-CI paper, arXiv 2603.03823, §4.3, Observation 4 / Fig. 7): Pearson correlation
 --   (DuckDB `corr`) between the iteration number and, over the rows of
 --   `swe_ci_regression_by_iteration` for the run:
 --     regression_rate_corr      ~ regression_rate        (n_rate_points iterations)

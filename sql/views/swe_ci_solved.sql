@@ -2,7 +2,7 @@
 --
 -- Grain: one row per run × task with protocol 'swe-ci'.
 --
--- Formula (SWE-CI paper, seed 000, appendix B.1–B.2; DESIGN.md):
+-- Formula (SWE-CI paper, arXiv 2603.03823, appendix B.1–B.2; evoci's metric definitions):
 --   solved = every test of T passed at the task's last recorded iteration (n_passed = |T|;
 --            counting only T makes the count-based and set-based readings the same);
 --   turns  = iterations used = the last recorded iteration (≥ 1), not the padded N.

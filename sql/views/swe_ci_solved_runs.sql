@@ -2,7 +2,7 @@
 --
 -- Grain: one row per run with protocol 'swe-ci'.
 --
--- Formula (SWE-CI paper, seed 000, appendix B.1 "solved rate", B.2 "average turns"):
+-- Formula (SWE-CI paper, arXiv 2603.03823, appendix B.1 "solved rate", B.2 "average turns"):
 --   solved_rate = n_solved / n_scored;  avg_turns = mean of `swe_ci_solved.turns` over
 --   scored tasks (solved or not; an unsolved scored task used all N turns).
 --

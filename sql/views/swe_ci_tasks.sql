@@ -39,8 +39,8 @@
 --   still 'running' (the status upsert lags the last fact) is scored once its facts are
 --   complete.
 --
--- Source: SWE-CI paper (seed 000) §2.2–2.3, appendix B.1 (solved rate) and B.2 (turns);
--- DESIGN.md "Edge cases".
+-- Source: SWE-CI paper (arXiv 2603.03823) §2.2–2.3, appendix B.1 (solved rate) and B.2 (turns);
+-- evoci's metric definitions "Edge cases".
 
 create or replace view swe_ci_tasks as
 

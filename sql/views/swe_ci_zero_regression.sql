@@ -3,7 +3,7 @@
 --
 -- Grain: one row per run × task with protocol 'swe-ci'.
 --
--- Formula (SWE-CI paper, seed 000, §4.3; DESIGN.md): zero_regression = no test of T that
+-- Formula (SWE-CI paper, arXiv 2603.03823, §4.3; evoci's metric definitions): zero_regression = no test of T that
 --   passed at iteration i−1 fails to pass at iteration i, for any recorded i ≥ 1
 --   (test level: `swe_ci_iterations.regressions` = 0 at every i ≥ 1).
 --   regression_iterations = iterations with ≥ 1 regression; regressed_tests = Σ_i regressions

@@ -2,7 +2,7 @@
 --
 -- Grain: one row per run with protocol 'swe-ci'.
 --
--- Formula (SWE-CI paper, seed 000, §4.3, Fig. 6): zero_regression_rate =
+-- Formula (SWE-CI paper, arXiv 2603.03823, §4.3, Fig. 6): zero_regression_rate =
 --   n_zero_regression / n_scored, the share of scored tasks in which no regression occurred
 --   in the whole maintenance process (`swe_ci_zero_regression`).
 --

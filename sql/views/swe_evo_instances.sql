@@ -5,19 +5,19 @@
 --          agent's prediction (iteration 0, the base, is not read). If a prediction has several
 --          attempts, the last one is graded. A test passes only with outcome 'passed'; a target
 --          without a result row (or with outcome 'missing') has not passed.
--- Formula (SWE-EVO, seed 002, §3.2 "Evaluation Metrics", Eq. 1):
+-- Formula (SWE-EVO, arXiv 2512.18470, §3.2 "Evaluation Metrics", Eq. 1):
 --          resolved       = every F2P and every P2P test passes
 --          fix_rate       = |F2P passing| / |F2P|  if every P2P test passes, else 0   (strict)
 --          f2p_pass_rate  = |F2P passing| / |F2P|   (relaxed diagnostic, Appendix J)
 --          p2p_pass_rate  = |P2P passing| / |P2P|   (relaxed diagnostic, Appendix J)
--- Edge cases (DESIGN.md "SWE-EVO" and "Mistakes in the official harnesses"):
+-- Edge cases (evoci's metric definitions "SWE-EVO" and "Mistakes in the official harnesses"):
 --   * invalid = no F2P target (empty F2P: cannot be resolved, never a division by zero) or
 --     tasks.status 'invalid' / 'input_error'. Scores are NULL; swe_evo_runs counts these
 --     instances separately and leaves them out of its denominators.
 --   * missing prediction = no iteration-1 row, or its status is 'no_prediction'. Scores 0
 --     (resolved false), flagged 'missing_prediction', never dropped.
 --   * tasks.status 'infra_error' (retries exhausted): scores 0 like a crashed prediction,
---     flagged 'infra_error', kept in every denominator (DESIGN: "a missing or crashed
+--     flagged 'infra_error', kept in every denominator (evoci's metric definitions: "a missing or crashed
 --     prediction counts as 0"). Filter on `infra_error` to see how much this weighs.
 --   * patch_applied = false: the prediction did not apply to the clean base, so nothing of it
 --     was tested; scores 0, flagged 'patch_not_applied' (as SWE-bench grading does).

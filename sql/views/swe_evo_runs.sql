@@ -4,12 +4,12 @@
 -- Input:   swe_evo_instances (one row per run × instance; read its header for the scoring).
 -- Denominator of every rate: the run's VALID instances (valid_instances). Every valid
 --   instance stays in it: a missing prediction, an infra error or a patch that did not apply
---   counts as 0 (DESIGN.md: run-level rates average over all instances; the official harness
+--   counts as 0 (evoci's metric definitions: run-level rates average over all instances; the official harness
 --   dropped instances without a prediction, inflating every rate). Invalid instances (empty
 --   F2P, tasks.status 'invalid' / 'input_error') cannot be resolved: they are left out of
 --   the denominators and counted in invalid_instances. The counts missing_predictions,
 --   infra_errors, predictions, patches_applied and resolved_instances are over valid instances.
--- Formulas (SWE-EVO, seed 002, §3.2 "Evaluation Metrics", Eq. 1; §4.2 for the intervals):
+-- Formulas (SWE-EVO, arXiv 2512.18470, §3.2 "Evaluation Metrics", Eq. 1; §4.2 for the intervals):
 --   resolved_rate     = resolved_instances / valid_instances
 --   patch_apply_rate  = patches_applied / valid_instances. The paper's "share of generated
 --                       patches that apply" counts missing patches as not applied here (same

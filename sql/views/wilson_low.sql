@@ -3,7 +3,7 @@
 -- Grain:   scalar macro; one value per call.
 -- Formula: p = k/n;  (p + z²/2n − z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n).
 --          z = 1.96 gives the 95 % interval.
--- Source:  Wilson (1927); used by SWE-EVO (seed 002, §4.2 "Performance on SWE-EVO"):
+-- Source:  Wilson (1927); used by SWE-EVO (arXiv 2512.18470, §4.2 "Performance on SWE-EVO"):
 --          12 of 48 → [14.9 %, 38.8 %], 1 of 48 → [0.4 %, 10.9 %].
 -- Returns: a fraction in [0, 1] (not percent).
 -- Edge cases: n = 0 or NULL → NULL (no trials, no interval); k = 0 → 0; k = n → < 1.

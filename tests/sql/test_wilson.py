@@ -1,4 +1,4 @@
-"""The Wilson score interval macros against SWE-EVO's published intervals (seed 002, §4.2)."""
+"""The Wilson score interval macros against SWE-EVO's published intervals (arXiv 2512.18470, §4.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SWE-CI system prompts (seed 001, appendix A), adapted to evoci's workspace.
+"""The SWE-CI system prompts (arXiv 2603.03823, appendix prompts, appendix A), adapted to evoci's workspace.
 
 Changes from the reference wording: paths are relative to the workspace root (the
 paper's ``/app/code/`` is the root itself, ``/app/non-passed/`` is ``.evoci/non-passed/``,
