@@ -23,7 +23,7 @@ select r.run_id, r.dataset, r.max_iterations, r.config, r.created_at, r.finished
        e.n_tasks, e.n_scored, e.evoscore, z.zero_regression_rate, s.n_solved, s.solved_rate, s.avg_turns,
        c.calls, c.cost_usd, c.input_tokens, c.output_tokens
 from runs r
-left join evoscore_runs(gamma := 1.0) e using (run_id)
+left join evoscore_runs(gamma := $gamma) e using (run_id)
 left join swe_ci_zero_regression_runs z using (run_id)
 left join swe_ci_solved_runs s using (run_id)
 left join cost_by_run c using (run_id)
@@ -35,7 +35,7 @@ select t.task_id, t.task_status, t.n_base, t.n_target, t.max_iterations, t.last_
        e.evoscore, e.padded_iterations, z.zero_regression, z.regressed_tests, c.calls, c.cost_usd,
        coalesce(tk.reason, t.reason) as reason
 from swe_ci_tasks t
-join evoscore(gamma := 1.0) e using (run_id, task_id)
+join evoscore(gamma := $gamma) e using (run_id, task_id)
 join swe_ci_zero_regression z using (run_id, task_id)
 left join cost_by_task c using (run_id, task_id)
 left join tasks tk using (run_id, task_id)
@@ -150,16 +150,16 @@ class RunDigest:
         return (self.config.get("sandbox") or {}).get("kind", "local")
 
 
-def load_digest(db: Path, run_id: str, *, task_id: str | None = None) -> RunDigest:
-    """Read one run (or one of its tasks) from the views, read-only."""
+def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: float = 1.0) -> RunDigest:
+    """Read one run (or one of its tasks) from the views, read-only; EvoScores at ``gamma``."""
     import json
 
     params = {"run_id": run_id, "task_id": task_id}
     with reading(Path(db)) as con:
-        run = con.execute(RUN, {"run_id": run_id}).fetchone()
+        run = con.execute(RUN, {"run_id": run_id, "gamma": gamma}).fetchone()
         if run is None:
             raise StorageError(f"no run {run_id!r} in {db} — list runs with: evoci sql \"select run_id from runs\"")
-        tasks = con.execute(TASKS, params).fetchall()
+        tasks = con.execute(TASKS, {**params, "gamma": gamma}).fetchall()
         iterations = con.execute(ITERATIONS, params).fetchall()
         ranking = [] if task_id else con.execute(RANKING, {"run_id": run_id, "gammas": RANKING_GAMMAS,
                                                                     "max_runs": MAX_COMPARED_RUNS}).fetchall()

@@ -14,35 +14,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from evoci.digest import fmt
+from evoci.digest import fmt, load_digest
 from evoci.settings import Paths
 from evoci.store import connect
-
-TASK_SCORES = """
-select t.task_id, t.task_status as status, t.n_base, t.n_target, t.turns, t.solved,
-       e.evoscore, z.zero_regression, z.regressed_tests, coalesce(t.reason, e.reason) as reason
-from swe_ci_tasks t
-join evoscore(gamma := $gamma) e using (run_id, task_id)
-join swe_ci_zero_regression z using (run_id, task_id)
-where t.run_id = $run_id
-order by t.task_id
-"""
-
-RUN_SCORES = """
-select e.n_tasks, e.n_scored, e.evoscore, z.zero_regression_rate, s.solved_rate, s.avg_turns,
-       c.cost_usd, c.input_tokens, c.output_tokens
-from evoscore_runs(gamma := $gamma) e
-join swe_ci_zero_regression_runs z using (run_id)
-join swe_ci_solved_runs s using (run_id)
-left join cost_by_run c using (run_id)
-where e.run_id = $run_id
-"""
-
-ITERATIONS = """
-select task_id, iteration, status, n_passed, n_target, a, regressions, fixes
-from swe_ci_iterations where run_id = $run_id order by task_id, iteration
-"""
-
 
 def console_for_output() -> Console:
     """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
@@ -50,34 +24,31 @@ def console_for_output() -> Console:
 
 
 def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console | None = None) -> None:
-    """The run's score table: per task, then the run's totals."""
+    """The run's score table: per iteration (for a single task), per task, then the run's totals."""
     console = console or console_for_output()
-    with connect(db, read_only=True) as con:
-        params = {"run_id": run_id, "gamma": gamma}
-        tasks = con.execute(TASK_SCORES, params).fetchall()
-        totals = con.execute(RUN_SCORES, params).fetchone()
-        iterations = con.execute(ITERATIONS, {"run_id": run_id}).fetchall()
-    if len(tasks) == 1 and iterations:
-        table = Table(title=f"{tasks[0][0]}: per iteration", title_justify="left")
+    digest = load_digest(db, run_id, gamma=gamma)
+    if len(digest.tasks) == 1 and digest.tasks[0].iterations:
+        task = digest.tasks[0]
+        table = Table(title=f"{task.task_id}: per iteration", title_justify="left")
         for col in ("iteration", "status", "passing", "a(c)", "regressions", "fixes"):
             table.add_column(col, justify="right" if col != "status" else "left")
-        for _, it, status, n, total, a, reg, fix in iterations:
-            table.add_row(str(it), status, f"{n}/{total}", fmt(a), fmt(reg), fmt(fix))
+        for it in task.iterations:
+            table.add_row(str(it.iteration), it.status, f"{it.n_passed}/{it.n_target}", fmt(it.a),
+                          fmt(it.regressions), fmt(it.fixes))
         console.print(table)
     table = Table(title=f"run {run_id} — EvoScore γ = {gamma:g}", title_justify="left")
     for col in ("task", "status", "base → target", "turns", "solved", "EvoScore", "zero-regression", "regressed tests", "note"):
         table.add_column(col)
-    for task_id, status, n_base, n_target, turns, solved, evoscore, zero_reg, regressed, reason in tasks:
-        table.add_row(task_id, status, f"{fmt(n_base)} → {fmt(n_target)}", fmt(turns), fmt(solved),
-                      fmt(evoscore), fmt(zero_reg), fmt(regressed), reason or "")
+    for t in digest.tasks:
+        table.add_row(t.task_id, t.status, f"{fmt(t.n_base)} → {fmt(t.n_target)}", fmt(t.turns), fmt(t.solved),
+                      fmt(t.evoscore), fmt(t.zero_regression), fmt(t.regressed_tests), t.reason or "")
     console.print(table)
-    if totals:
-        n_tasks, n_scored, evoscore, zero_rate, solved_rate, turns, cost, tokens_in, tokens_out = totals
-        console.print(
-            f"[bold]run[/]: {n_scored}/{n_tasks} tasks scored · EvoScore {fmt(evoscore)} · "
-            f"zero-regression rate {fmt(zero_rate)} · solved rate {fmt(solved_rate)} · "
-            f"avg turns {fmt(turns, 1)} · cost ${fmt(cost or 0.0, 4)} ({tokens_in or 0} in / {tokens_out or 0} out tokens)"
-        )
+    console.print(
+        f"[bold]run[/]: {digest.n_scored}/{digest.n_tasks} tasks scored · EvoScore {fmt(digest.evoscore)} · "
+        f"zero-regression rate {fmt(digest.zero_regression_rate)} · solved rate {fmt(digest.solved_rate)} · "
+        f"avg turns {fmt(digest.avg_turns, 1)} · cost ${fmt(digest.cost_usd, 4)} "
+        f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
+    )
     console.print(f"query these numbers: evoci sql \"select * from evoscore(gamma := {gamma:g}) where run_id = '{run_id}'\"",
                   style="dim")
 
