@@ -24,7 +24,7 @@ from evoci.runtime import Prepared, RunContext, inject_fault
 from evoci.sandbox import open_sandbox
 from evoci.workspace import Workspace
 from evoci.tasks.caching import agent_key
-from evoci.tasks.retry import RETRIES, RETRY_DELAYS, infrastructure_only
+from evoci.tasks.retry import NODE_OPTIONS
 
 
 @dataclass
@@ -81,10 +81,7 @@ def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContex
     return outcome
 
 
-node_options = dict(
-    cache_key_fn=agent_key, persist_result=True, retries=RETRIES, retry_delay_seconds=RETRY_DELAYS,
-    retry_condition_fn=infrastructure_only,
-)
+node_options = dict(cache_key_fn=agent_key, **NODE_OPTIONS)
 
 
 @task(name="architect", task_run_name="architect-{iteration}", **node_options)

@@ -12,17 +12,14 @@ from evoci.runtime import Prepared, RunContext
 from evoci.sandbox.environment import resolve_environment
 from evoci.workspace import Workspace, open_source, oracle_checkout, resolve
 from evoci.tasks.caching import prepare_key
-from evoci.tasks.retry import RETRIES, RETRY_DELAYS, infrastructure_only
+from evoci.tasks.retry import NODE_OPTIONS
 
 
 @task(
     name="prepare",
     task_run_name="prepare",
     cache_key_fn=prepare_key,
-    persist_result=True,
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAYS,
-    retry_condition_fn=infrastructure_only,
+    **NODE_OPTIONS,
 )
 def prepare_task(task: TaskSpec, run: RunContext) -> Prepared:
     """Check the repo and refs (TaskSpecError names what is wrong), create the workspace."""

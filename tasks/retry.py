@@ -8,13 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from evoci.domain import RunConfig
 from evoci.errors import is_infrastructure
-
-RETRIES = 2
-RETRY_DELAYS = [2, 10]
 
 
 def infrastructure_only(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry when the node failed with an InfrastructureError."""
     exc = state.data if isinstance(state.data, BaseException) else state.result(raise_on_failure=False)
     return is_infrastructure(exc)
+
+
+# What every node task is decorated with: persisted results (so a retried flow run reads
+# completed nodes back) and infrastructure-only retries. The counts and delays are
+# RunConfig's defaults; flows apply a run's own with ``task.with_options``.
+NODE_OPTIONS: dict[str, Any] = dict(
+    persist_result=True,
+    retries=RunConfig.model_fields["node_retries"].default,
+    retry_delay_seconds=RunConfig.model_fields["retry_delays_s"].default,
+    retry_condition_fn=infrastructure_only,
+)

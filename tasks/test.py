@@ -13,7 +13,7 @@ from evoci.runtime import Prepared, RunContext, inject_fault
 from evoci.sandbox import open_sandbox
 from evoci.workspace import Workspace
 from evoci.tasks.caching import test_key
-from evoci.tasks.retry import RETRIES, RETRY_DELAYS, infrastructure_only
+from evoci.tasks.retry import NODE_OPTIONS
 
 ORACLE = "oracle"
 
@@ -28,10 +28,7 @@ _ran = {  # how a test run ended, in words
     name="test",
     task_run_name="test-{label}",
     cache_key_fn=test_key,
-    persist_result=True,
-    retries=RETRIES,
-    retry_delay_seconds=RETRY_DELAYS,
-    retry_condition_fn=infrastructure_only,
+    **NODE_OPTIONS,
 )
 def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> TestReport:
     """Run the tests on workspace commit ``sha`` (``label`` = iteration number, or ``oracle``).
