@@ -92,7 +92,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     inject_fault(run.home, "architect", iteration)
     workspace = Workspace(Path(prepared.workspace))
     workspace.checkout(sha)
-    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
     try:
         listed = write_non_passed(sandbox, report, targets)
         outcome = _run_agent(Role.ARCHITECT, run, prepared, _context(prepared, run, iteration, sandbox))
@@ -126,7 +126,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
     if requirement is None:
         outcome = AgentOutcome(status=AgentStatus.INVALID_OUTPUT, message="no requirement from the architect: nothing to implement")
     else:
-        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
         try:
             sandbox.write_file(REQUIREMENT_FILE, requirement)
             outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement))

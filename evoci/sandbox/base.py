@@ -41,6 +41,11 @@ class Sandbox(Protocol):
         """The workspace directory on the host (the git work tree evoci commits)."""
         ...
 
+    @property
+    def visible_root(self) -> str:
+        """The workspace's path as commands in the sandbox see it (``/workspace`` when isolated)."""
+        ...
+
     def exec(
         self,
         cmd: list[str],
