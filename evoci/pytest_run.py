@@ -78,7 +78,7 @@ def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit
     """Run ``task``'s tests in ``sandbox`` under ``runner_config``; raise only for infrastructure (module docstring)."""
     sandbox.write_file(CONFIG_FILE, runner_config)
     root = sandbox.visible_root
-    report_path = f"/tmp/.evoci-{secrets.token_hex(8)}.json"
+    report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in task.pythonpath]
     cmd = [_python(task), "-I", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths,
            *pytest_args(task, root, report_path)]  # fmt: skip

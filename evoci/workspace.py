@@ -180,6 +180,8 @@ class Workspace:
         changed = sorted(differ | set(untracked))
         if changed:
             cmd.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", folder)
+            if (self.path / folder).is_symlink():  # a link in place of the folder: never follow it
+                (self.path / folder).unlink()
             shutil.rmtree(self.path / folder, ignore_errors=True)
             if tree_has(self.repo, sha, folder):
                 cmd.checkout(sha, "--", folder)

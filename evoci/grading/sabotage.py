@@ -15,16 +15,17 @@ import sys
 
 from evoci.workspace import Workspace
 
-# (what it means, pattern over one added line)
+# (what it means, pattern over one added line). Module names are matched without a leading word
+# boundary, so an alias (`import sys as _sys`) does not hide them.
 _LINE_RULES = [
     ("imports the test runner", re.compile(r"^\s*(import|from)\s+(_?pytest|pluggy|pytest_jsonreport)\b")),
     ("implements a pytest hook", re.compile(r"\bdef\s+pytest_\w+\s*\(")),
     ("names the report plugin", re.compile(r"json[_-]?report|jsonreport", re.I)),
     ("touches pytest's configuration", re.compile(r"PYTEST_(ADDOPTS|PLUGINS|DISABLE_PLUGIN_AUTOLOAD)|\bpytest_plugins\b")),
     ("replaces import machinery",
-     re.compile(r"\bsys\.(meta_path|path_hooks|modules)\b|\bbuiltins\.__import__|__builtins__|\bimportlib\.(abc|machinery)")),
-    ("hooks interpreter exit or tracing", re.compile(r"\batexit\.register|\bos\._exit\b|\bsys\.(settrace|setprofile|addaudithook)")),
-    ("reaches process internals", re.compile(r"\bgc\.get_objects|\bctypes\b|/proc/self|\bos\.dup2?\b|\bsys\._getframe")),
+     re.compile(r"sys\.(meta_path|path_hooks|modules)\b|builtins\.__import__|__builtins__|importlib\.(abc|machinery)")),
+    ("hooks interpreter exit or tracing", re.compile(r"atexit\.register|os\._exit\b|sys\.(settrace|setprofile|addaudithook)")),
+    ("reaches process internals", re.compile(r"gc\.get_objects|\bctypes\b|/proc/self|os\.dup2?\b|sys\._getframe")),
 ]
 # Top-level names that, added to the tree, would shadow the runner or the standard library.
 _SHADOWED = (frozenset(sys.stdlib_module_names) - {"test"}) | {"pytest", "_pytest", "pluggy", "pytest_jsonreport", "iniconfig", "packaging"}

@@ -117,13 +117,17 @@ def _infrastructure(root: Path) -> list[Path]:
 
 
 def _replace_folder(target: Path, source: Path, root: Path) -> set[str]:
-    mine = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()} if target.is_dir() else set()
+    real = target.is_dir() and not target.is_symlink()
+    mine = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()} if real else set()
     theirs = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()} if source.is_dir() else set()
     prefix = _rel(target, root)
     changed = {f"{prefix}/{p}" for p in mine ^ theirs}
     changed |= {f"{prefix}/{p}" for p in mine & theirs if not filecmp.cmp(target / p, source / p, shallow=False)}
+    if target.is_symlink():  # a link in place of the tests folder is never followed
+        changed.add(prefix)
     if changed:
-        shutil.rmtree(target, ignore_errors=True)
+        if target.is_symlink() or target.exists():
+            _remove(target)
         if source.is_dir():
             shutil.copytree(source, target, symlinks=True)
     return changed

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES
+
 SANDBOX_ROOT = "/workspace"
 SANDBOX_HOME = "/home/evoci"
 _SOURCE = "/evoci-src"
@@ -115,7 +117,8 @@ def command(
     for path in _unique_existing(read_only):
         argv += ["--ro-bind", str(path), str(path)]
     if ephemeral:
-        argv += ["--ro-bind", str(root), _SOURCE, "--size", str(options.tree_bytes), "--tmpfs", SANDBOX_ROOT]
+        argv += ["--ro-bind", str(root), _SOURCE, "--size", str(options.tree_bytes), "--tmpfs", SANDBOX_ROOT,
+                 "--size", str(REPORT_DIR_BYTES), "--tmpfs", REPORT_DIR]
     else:
         argv += ["--bind", str(root), SANDBOX_ROOT]
     argv += ["--clearenv", *(x for name, value in env.items() for x in ("--setenv", name, value))]

@@ -17,11 +17,12 @@ setting reaches the code under test.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from evoci.sandbox import bwrap
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, resolve_inside
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, resolve_inside
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
 from evoci.sandbox.scrub import scrubbed_env
@@ -55,6 +56,10 @@ class LocalSandbox:
     @property
     def workspace(self) -> Path:
         return self._workspace
+
+    @property
+    def report_dir(self) -> str:
+        return REPORT_DIR if self.isolation and self.ephemeral else tempfile.gettempdir()
 
     @property
     def visible_root(self) -> str:

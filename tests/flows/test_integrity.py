@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from evoci.workspace import Workspace
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
 from flows.evolve import evolve
 from tests.flows.helpers import query
@@ -50,9 +51,8 @@ def test_architect_changes_are_discarded_and_test_tampering_is_undone_and_record
     assert sorted(tampered) == ["tests/test_calc.py", "tests/test_extra.py"]
     assert (architect, programmer) == ("ok", "ok")
     # The committed iteration holds the programmer's code and the oracle's tests, unchanged.
-    import git
-
-    workspace = git.Repo(home / "runs" / summary.run_id / "calc-rules" / "workspace")
+    workspace = Workspace(home / "runs" / summary.run_id / "calc-rules" / "workspace").repo
     assert "test_div" in workspace.git.show("HEAD:tests/test_calc.py")
-    assert "tests/test_extra.py" not in workspace.git.ls_files()
+    assert "tests/test_extra.py" not in workspace.git.ls_files("--with-tree=HEAD")
+    assert not (home / "runs" / summary.run_id / "calc-rules" / "workspace" / ".git").exists()  # git lives outside
     assert query(db, "select count(*) from test_results where iteration = 1 and outcome = 'passed'") == [(5,)]

@@ -40,7 +40,7 @@ import docker
 import docker.errors
 import requests
 
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, resolve_inside
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, ExecResult, resolve_inside
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
 from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
@@ -87,6 +87,10 @@ class DockerSandbox:
     @property
     def workspace(self) -> Path:
         return self._workspace
+
+    @property
+    def report_dir(self) -> str:
+        return REPORT_DIR if self.ephemeral else "/tmp"
 
     @property
     def visible_root(self) -> str:
@@ -162,10 +166,12 @@ class DockerSandbox:
         )
 
     def _create(self, cmd: list[str], workdir: str, env: dict[str, str]):
-        mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}}
+        tmp = {"/tmp": f"rw,exec,size={self.options.tmp_bytes}"}
+        mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}, "tmpfs": tmp}
         if self.ephemeral:
             mounts = {"volumes": {str(self._workspace): {"bind": _SOURCE, "mode": "ro"}},
-                      "tmpfs": {CONTAINER_WORKSPACE: f"rw,exec,size={self.options.tree_bytes}"}}
+                      "tmpfs": {**tmp, CONTAINER_WORKSPACE: f"rw,exec,size={self.options.tree_bytes}",
+                                REPORT_DIR: f"rw,size={REPORT_DIR_BYTES}"}}
             cmd = ["/bin/sh", "-c", f'cp -a {_SOURCE}/. {CONTAINER_WORKSPACE}/ && cd "$0" && exec "$@"', workdir, *cmd]
             workdir = "/"
         try:
