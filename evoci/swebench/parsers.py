@@ -74,7 +74,10 @@ def _status_first(line: str) -> tuple[str, str] | None:
     word, _, rest = line.partition(" ")
     if word not in STATUS or not rest.strip():
         return None
-    return STATUS[word], rest.split()[0]
+    token = rest.split()[0]
+    if token.startswith("[") and token.endswith("]"):  # "SKIPPED [2] path:line: reason" names no test
+        return None
+    return STATUS[word], token
 
 
 @parser("parse_log_pytest", "pytest")
