@@ -21,7 +21,6 @@ A bad record is a ``DatasetError`` naming the record and what to fix; the others
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,10 +90,13 @@ class EvoInstance(BaseModel):
         return self.end_version_commit or self.environment_setup_commit or self.base_commit
 
     def task(self) -> TaskSpec:
-        """What an agent is given: the base, the release notes and the PR context. No answers."""
+        """What an agent is given: the base, the release notes and the PR context.
+
+        No answers, and not the record's test command either: it may name the release's new test files.
+        """
         return TaskSpec(
             task_id=self.instance_id, repo=self.repo_path, base_ref=self.base_commit, oracle_ref=self.base_commit,
-            protocol="swe-evo", test_command=tuple(shlex.split(self.test_cmds)), pythonpath=(),
+            protocol="swe-evo", pythonpath=(),
             metadata={
                 "repo": self.repo, "start_version": self.start_version, "end_version": self.end_version,
                 "release_notes": self.release_notes, "prs": [p.model_dump() for p in self.prs],
