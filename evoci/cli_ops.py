@@ -80,7 +80,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     ui = url.removesuffix("/api")
     benchmark, evolve, evo = ((f"benchmark/{args.name}", f"evolve/{args.name}", f"swe_evo/{args.name}") if args.name
                               else (BENCHMARK, EVOLVE, SWE_EVO))
-    print(f"evoci: serving {benchmark} ({'cron ' + cron if cron else 'no schedule'}, dataset {args.dataset}) "
+    print(f"evoci: serving {benchmark} ({'cron ' + cron if cron else 'no schedule'}, dataset {args.dataset}), "
           f"{evolve} and {evo} on {ui} — Ctrl-C stops (and pauses the schedule)", file=sys.stderr)
     with temporary_settings(updates={PREFECT_API_URL: url}):
         serve_deployments(dataset=args.dataset, config=_config(args), cron=cron, timezone=args.timezone,

@@ -212,18 +212,34 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 def _interpreter(version: str | None) -> Path:
-    """The Python that creates the virtualenv: evoci's own, or ``python<version>`` on PATH."""
+    """The Python that creates the virtualenv: evoci's own, ``python<version>`` on PATH, or a pyenv one."""
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     wanted = ".".join((version or running).split(".")[:2])
     if wanted == running:
         return Path(sys.executable)
-    found = shutil.which(f"python{wanted}")
+    found = shutil.which(f"python{wanted}") or _pyenv_interpreter(wanted)
     if found is None:
         raise EnvironmentBuildError(
-            f"this task needs Python {wanted}, but evoci runs on {running} and no 'python{wanted}' "
-            f"is on PATH: install Python {wanted} (or use the docker sandbox)"
+            f"this task needs Python {wanted}, but evoci runs on {running}, no 'python{wanted}' is on PATH and "
+            f"pyenv ({_pyenv_root()}) has no {wanted}.x: install Python {wanted} (`pyenv install {wanted}`) or use the docker sandbox"
         )
     return Path(found)
+
+
+def _pyenv_root() -> Path:
+    return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+
+
+def _pyenv_interpreter(wanted: str) -> str | None:
+    """The newest ``<pyenv root>/versions/<wanted>.N`` interpreter (CPython only), if pyenv has one."""
+    versions = _pyenv_root() / "versions"
+    candidates = []
+    for folder in versions.glob(f"{wanted}.*") if versions.is_dir() else ():
+        patch = folder.name[len(wanted) + 1:]
+        python = folder / "bin" / f"python{wanted}"
+        if patch.isdigit() and python.exists():
+            candidates.append((int(patch), python))
+    return str(max(candidates)[1]) if candidates else None
 
 
 def _build_env() -> dict[str, str]:
