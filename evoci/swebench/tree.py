@@ -3,7 +3,7 @@
 Built on the host by the harness (applying a patch runs no code). The agent controls its
 source files, never its grade, so ``make_grading_tree``:
 
-1. checks out the clean base into a fresh repository (no history);
+1. unpacks the clean base into a fresh folder (no history);
 2. applies the agent's patch (``git apply``, then once more with reduced context);
 3. puts back every test file the patch touched — files the ``test_patch`` touches, Python
    test code (``test_*.py``, ``*_test.py``, ``conftest.py``, ``.py`` under a test folder)
@@ -20,8 +20,11 @@ Every path of the agent's work that grading overrode or removed is returned, so 
 
 from __future__ import annotations
 
+import io
+import os
 import re
 import shutil
+import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -29,7 +32,6 @@ from pathlib import Path, PurePosixPath
 import git
 
 from evoci.errors import InputError
-from evoci.workspace import Workspace
 
 HOOK_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 HOOK_SUFFIXES = (".pth",)
@@ -70,53 +72,68 @@ def is_empty_patch(patch: str | None) -> bool:
 
 
 def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | None, test_patch: str) -> GradingTree:
-    """Build the grading tree at ``path`` (replacing what is there); see the module docstring."""
+    """Build the grading tree at ``path`` (replacing what is there); see the module docstring.
+
+    The tree is a plain folder, not a repository: git only unpacks the base and applies patches
+    (few processes: grading time stays close to the test command's own).
+    """
     shutil.rmtree(path, ignore_errors=True)
-    workspace, _ = Workspace.create(path, source, base_sha, base_sha, "tests")
-    repo = workspace.repo
+    path.mkdir(parents=True)
+    buf = io.BytesIO()
+    source.archive(buf, base_sha, format="tar")
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tar:
+        tar.extractall(path, filter="tar")
     if is_empty_patch(patch):
-        tree = GradingTree(path, patch_applied=None)
-    else:
-        method, error = _apply(repo, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
-        tree = GradingTree(path, patch_applied=method is not None, apply_method=method, apply_error=error)
-        if method is None:
-            return tree
-    tree.overridden = restore_tests_and_remove_hooks(workspace, test_patch)
+        return GradingTree(path, patch_applied=None)
+    method, error = _apply(path, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
+    tree = GradingTree(path, patch_applied=method is not None, apply_method=method, apply_error=error)
+    if method is not None:
+        tree.overridden = restore_tests_and_remove_hooks(path, source, base_sha, patch_paths(patch), test_patch)
     return tree
 
 
-def restore_tests_and_remove_hooks(workspace: Workspace, test_patch: str) -> list[str]:
-    """Steps 3–5 of the module docstring on a work tree whose HEAD is the clean base.
+def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, changed: set[str],
+                                   test_patch: str) -> list[str]:
+    """Steps 3–5 of the module docstring on ``root``: the base with the agent's ``changed`` paths.
 
     The one place the grading-tree hygiene lives, so a shared implementation can replace it.
     Returns the agent's paths that grading overrode or removed, sorted.
     """
-    repo = workspace.repo
+    base = source.commit(base_sha).tree
     test_paths = patch_paths(test_patch)
     overridden = set()
-    for changed in workspace.changed_files():
-        if changed in test_paths or is_test_code(changed):
-            _restore(repo, workspace.path, changed)
-            overridden.add(changed)
-    reference = set(repo.git.ls_files().splitlines()) | test_paths
+    for changed_path in sorted(changed):
+        if changed_path in test_paths or is_test_code(changed_path):
+            _restore(base, root, changed_path)
+            overridden.add(changed_path)
+    reference = set(source.git.ls_tree("-r", "--name-only", base_sha).splitlines()) | test_paths
     if test_patch.strip():
-        method, error = _apply(repo, test_patch, ("git apply", []))
+        method, error = _apply(root, test_patch, ("git apply", []))
         if method is None:
             raise InputError(f"the record's test_patch does not apply to its base commit ({error.strip()[:300]}) "
                              "— fix the record's base_commit or test_patch")
-    overridden |= _remove_hooks(workspace.path, reference)
+    overridden |= _remove_hooks(root, reference)
     return sorted(overridden)
 
 
-def _restore(repo: git.Repo, root: Path, path: str) -> None:
-    """``path`` as in HEAD (the clean base), or gone if HEAD does not have it."""
+def _restore(base: git.Tree, root: Path, path: str) -> None:
+    """``path`` as in the base, or gone if the base does not have it."""
     target = root / path
     if target.is_dir() and not target.is_symlink():
         shutil.rmtree(target)
     elif target.exists() or target.is_symlink():
         target.unlink()
-    if repo.git.ls_files("--", path):
-        repo.git.checkout("HEAD", "--", path)
+    try:
+        blob = base[path]
+    except KeyError:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if blob.mode == 0o120000:  # a symlink in the base stays one
+        target.symlink_to(blob.data_stream.read().decode())
+        return
+    target.write_bytes(blob.data_stream.read())
+    target.chmod(0o755 if blob.mode & 0o111 else 0o644)
 
 
 def _remove_hooks(root: Path, reference: set[str]) -> set[str]:
@@ -124,7 +141,7 @@ def _remove_hooks(root: Path, reference: set[str]) -> set[str]:
     removed = set()
     for item in sorted(root.rglob("*")):
         rel = item.relative_to(root).as_posix()
-        if rel.startswith((".git/", ".evoci/")) or not item.exists():
+        if rel.startswith(".evoci/") or not item.exists():
             continue
         if item.is_dir() and item.name.endswith(HOOK_DIR_SUFFIXES):
             if not any(p.startswith(rel + "/") for p in reference):
@@ -136,15 +153,21 @@ def _remove_hooks(root: Path, reference: set[str]) -> set[str]:
     return removed
 
 
-def _apply(repo: git.Repo, patch: str, *attempts: tuple[str, list[str]]) -> tuple[str | None, str]:
-    """Apply ``patch`` with the first attempt that works: (its name, "") or (None, the last error)."""
+def _apply(root: Path, patch: str, *attempts: tuple[str, list[str]]) -> tuple[str | None, str]:
+    """Apply ``patch`` in ``root`` with the first attempt that works: (its name, "") or (None, the last error).
+
+    ``root`` is no repository; git must not find one above it either (its paths would be read
+    relative to that repository), hence the ceiling.
+    """
     with tempfile.NamedTemporaryFile("w", suffix=".patch", delete=False) as f:
         f.write(patch if patch.endswith("\n") else patch + "\n")
+    runner = git.Git(root)
+    env = {"GIT_CEILING_DIRECTORIES": str(root.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
     error = ""
     try:
         for name, options in attempts:
             try:
-                repo.git.apply("--whitespace=nowarn", *options, f.name)
+                runner.apply("--whitespace=nowarn", *options, f.name, env=env)
                 return name, ""
             except git.GitCommandError as exc:
                 error = str(exc.stderr or exc)
