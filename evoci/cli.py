@@ -123,10 +123,13 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
             raise SystemExit(f"evoci: predictions file {args.predictions} not found")
         config = config.model_copy(update={"programmer": AgentConfig(
             kind="predictions", options={"path": str(path), "sha256": file_hash(path)})})
+    judge = None
+    if args.judge_model:
+        judge = AgentConfig(kind="llm", model=args.judge_model, options=_parse_options(args.judge_option, "--judge-option"))
     agent = config.programmer.kind
     console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
     try:
-        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db)
+        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
     except Exception as exc:  # already recorded; say it plainly
         console.print(f"[red]run ended with failures:[/] {exc}")
         return 1
@@ -190,6 +193,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                    "(and `swe-evo-demo`), else swe-ci")
     p.add_argument("--repos", metavar="DIR", help="SWE-EVO: folder of local clones (<owner>__<name>) for records without repo_path")
     p.add_argument("--predictions", metavar="FILE", help="SWE-EVO: grade an OpenHands output.jsonl or SWE-agent preds.json as-is")
+    p.add_argument("--judge-model", metavar="MODEL", help="SWE-EVO: label each unresolved instance with the paper's "
+                   "failure taxonomy, judged by this model")
+    p.add_argument("--judge-option", action="append", metavar="KEY=VALUE", help="judge model setting, e.g. provider=anthropic")
     p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
 
 

@@ -24,12 +24,13 @@ from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
-from evoci.domain import RunConfig
+from evoci.domain import AgentConfig, RunConfig
 from evoci.errors import InfrastructureError, InputError
 from evoci.runtime import RunContext
 from evoci.store import IterationRow, TaskRow
 from evoci.swe_evo.agents import check_kind
 from evoci.swe_evo.datasets import load_evo_dataset
+from evoci.swe_evo.failures import judge_unresolved
 from evoci.swe_evo.loader import EvoInstance
 from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task
 
@@ -46,11 +47,14 @@ class InstanceSummary(BaseModel):
 
 @flow(name="swe_evo", flow_run_name="swe-evo-{dataset}")
 def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protocol="swe-evo"),
-            repos: str | None = None, home: str | None = None, db: str | None = None) -> list[InstanceSummary]:
+            repos: str | None = None, home: str | None = None, db: str | None = None,
+            judge: AgentConfig | None = None) -> list[InstanceSummary]:
     """Predict and grade every instance of ``dataset`` (``swe-evo-demo``, a records file or folder).
 
     ``repos`` is the folder of local clones for records without ``repo_path``. The agent is
     ``config.programmer`` (gold, empty, replay, llm, command, or predictions with option ``path``).
+    ``judge`` (an ``llm`` AgentConfig) labels every unresolved instance with the paper's failure
+    taxonomy (``failure_labels``, ``swe_evo_failure_modes``).
     """
     log = get_run_logger()
     config = config.model_copy(update={"protocol": "swe-evo"})
@@ -73,6 +77,8 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
             summaries.append(future.result())
         except Exception as exc:  # recorded as infra_error; the others went on
             failed.append(f"{instance.instance_id}: {exc}")
+    if judge is not None:
+        judge_unresolved(run, data.instances, judge)
     run.facts.run_finished(run.run_id)
     if failed:
         raise RuntimeError(f"{len(failed)} instance(s) failed for infrastructure reasons (retry this flow run): "

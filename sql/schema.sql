@@ -178,3 +178,17 @@ create table if not exists gradings (
     output_tail    varchar,
     primary key (run_id, task_id, iteration, attempt)
 );
+
+-- One row per run × task × judge model: the SWE-EVO failure-taxonomy label an LLM judge gave
+-- an unresolved instance (arXiv 2512.18470, Appendix L). `label` is NULL when the judge gave
+-- no valid label (`status` says why); the judge's calls are in agent_calls with role 'judge'.
+create table if not exists failure_labels (
+    run_id       varchar not null,
+    task_id      varchar not null,
+    judge_model  varchar not null,
+    status       varchar not null,   -- 'ok' | 'invalid_output' | 'model_error'
+    label        varchar,            -- one of the seven primary labels, or NULL
+    reason       varchar,
+    created_at   timestamp not null,
+    primary key (run_id, task_id, judge_model)
+);

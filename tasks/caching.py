@@ -73,3 +73,9 @@ def evo_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
     return _key("evo-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, digest,
                 prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json())
+
+
+def evo_judge_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, instance, judge config, or evidence (its hash)."""
+    digest = hashlib.sha256(args["text"].encode()).hexdigest()
+    return _key("evo-judge", args["run"].run_id, args["instance_id"], args["judge"].model_dump_json(), digest)

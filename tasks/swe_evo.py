@@ -1,4 +1,4 @@
-"""The SWE-EVO nodes: prepare an instance, let the agent produce a patch, grade the patch.
+"""The SWE-EVO nodes: prepare an instance, let the agent produce a patch, grade it; optionally judge a failure.
 
 Agents never see ``EvoInstance.answers``: the agent node hands a workspace agent only the
 base checkout and ``instance.task()`` (release notes and PR context); the baselines that
@@ -14,17 +14,19 @@ import git
 from prefect import task
 from pydantic import BaseModel
 
-from evoci.domain import DEPENDENCY_FILES, EnvironmentSpec
+from evoci.domain import DEPENDENCY_FILES, AgentConfig, EnvironmentSpec
 from evoci.logs import run_logger
 from evoci.runtime import RunContext, inject_fault
 from evoci.sandbox import open_sandbox
 from evoci.sandbox.environment import resolve_environment
 from evoci.swe_evo.agents import BASELINES, Prediction, baseline_patch, workspace_patch
+from evoci.swe_evo.judge import Judgement
+from evoci.swe_evo.judge import judge as judge_failure
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.predictions import load_predictions
 from evoci.swe_evo.repos import open_repository
 from evoci.swebench.grade import Grade, GradeRequest, grade
-from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_prepare_key
+from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, resolve
 
@@ -113,3 +115,14 @@ def _has(tree, name: str) -> bool:
 
 # pytest must not collect this module's task as a test.
 evo_grade_task.__test__ = False
+
+
+@task(name="judge", task_run_name="judge", cache_key_fn=evo_judge_key, **NODE_OPTIONS)
+def evo_judge_task(run: RunContext, instance_id: str, judge: AgentConfig, text: str) -> Judgement:
+    """Label one unresolved instance with the SWE-EVO failure taxonomy (``evoci.swe_evo.judge``)."""
+    from evoci.agents.llm.client import make_chat_model
+    from evoci.agents.llm.config import ModelConfig
+
+    result = judge_failure(make_chat_model(ModelConfig.from_agent_config(judge)), text)
+    run_logger().info("instance %s: the judge says %s", instance_id, result.label or f"nothing valid ({result.status})")
+    return result

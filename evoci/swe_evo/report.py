@@ -50,4 +50,12 @@ def print_swe_evo_report(db: Path, run_id: str, console: Console) -> None:
         f"patch apply {applied}/{valid} = {percent(a)} [{percent(a_lo)}, {percent(a_hi)}] · "
         f"fix rate {percent(fix)} [{percent(f_lo)}, {percent(f_hi)}] · F2P {percent(f2p)} · P2P {percent(p2p)}"
     )
+    with connect(db, read_only=True) as con:
+        has_view = con.execute("select count(*) from duckdb_views() where view_name = 'swe_evo_failure_modes'").fetchone()[0]
+        modes = con.execute("select judge_model, label, instances, share from swe_evo_failure_modes "
+                            "where run_id = ? order by judge_model, instances desc, label",
+                            [run_id]).fetchall() if has_view else []  # a file last written by an older evoci
+    if modes:
+        console.print("[bold]failure modes[/] (LLM judge, unresolved instances): " + " · ".join(
+            f"{label or 'no valid label'} {n} ({percent(share)}, {model})" for model, label, n, share in modes))
     console.print(f"query these numbers: evoci sql \"select * from swe_evo_runs where run_id = '{run_id}'\"", style="dim")
