@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.domain import TaskSpec, stable_hash
 from evoci.errors import DatasetError
+from evoci.swebench.parsers import PARSERS
 
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS")
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
@@ -149,6 +150,10 @@ def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = 
     if missing:
         raise DatasetError(f"record {name!r} lacks {', '.join(missing)} — every record needs {', '.join(REQUIRED)}")
     f2p, p2p = _test_list(record, "FAIL_TO_PASS"), _test_list(record, "PASS_TO_PASS")
+    parser_name = str(record.get("log_parser") or "parse_log_pytest")
+    if parser_name not in PARSERS:
+        raise DatasetError(f"record {name!r}: unknown log_parser {parser_name!r} — choose one of: "
+                           f"{', '.join(sorted(PARSERS))} (or register one in evoci.swebench.parsers)")
     prs = record.get("PRs") or []
     if not isinstance(prs, list) or not all(isinstance(p, dict) for p in prs):
         raise DatasetError(f"record {name!r}: PRs must be a list of objects")
@@ -160,7 +165,7 @@ def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = 
         start_version=_opt_str(record.get("start_version")), end_version=_opt_str(record.get("end_version")),
         version=_opt_str(record.get("version")), release_notes=str(record["problem_statement"]),
         prs=tuple(_unique_prs(prs)), f2p=f2p, p2p=p2p,
-        test_cmds=str(record.get("test_cmds") or "pytest -rA"), log_parser=str(record.get("log_parser") or "parse_log_pytest"),
+        test_cmds=str(record.get("test_cmds") or "pytest -rA"), log_parser=parser_name,
         python=_opt_str(record.get("python")), requirements=tuple(map(str, record.get("requirements") or ())),
         pytest_plugins=tuple(map(str, record.get("pytest_plugins") or ())), image=record.get("image"),
         answers=Answers(

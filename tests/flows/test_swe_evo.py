@@ -113,3 +113,31 @@ def test_both_prediction_formats_grade_to_the_same_rows_and_keep_missing_ones(ho
     # resolved 1/3; applied 2/3 (the missing one counts as not applied); fix (1 + 2/3 + 0) / 3 = 5/9
     for run_id in run_ids:
         assert runs_row(home, run_id) == approx((3, 3, 1, 2, 1, 1 / 3, r_low, r_high, 2, 2 / 3, a_low, a_high, 5 / 9))
+
+
+def test_re_running_the_same_command_resumes_from_stored_nodes_without_duplicate_facts(home):
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    first = run(home, AgentConfig(kind="gold"), run_id="resume")
+    second = run(home, AgentConfig(kind="gold"), run_id="resume")
+    assert first == second
+    with get_client(sync_client=True) as client:
+        [*_, latest] = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["swe-evo-swe-evo-demo"])),
+                                             sort=FlowRunSort.EXPECTED_START_TIME_ASC)
+        states = [t.state.name for t in client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id={"any_": [latest.id]}))]
+    assert len(states) == 9 and set(states) == {"Cached"}  # 3 instances × prepare, agent, test: read back
+    assert query(home / "evoci.duckdb", "select count(*) from iterations where run_id = 'resume'") == [(3,)]
+
+
+def test_an_infrastructure_failure_of_a_test_node_is_retried_and_never_scored(home, monkeypatch):
+    monkeypatch.setenv("EVOCI_INJECT_FAULTS", "test@1x1")  # the first test node to run fails once
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="gold"), run_id="retried",
+                       retry_delays_s=[0.0], test_timeout_s=300)
+    swe_evo("swe-evo-demo", config, home=str(home))
+    db = home / "evoci.duckdb"
+    assert query(db, "select resolved_instances, valid_instances from swe_evo_runs where run_id = 'retried'") == [(3, 3)]
+    assert query(db, "select count(*) from iterations where run_id = 'retried'") == [(3,)]
+    assert (home / "faults" / "test@1").read_text() == "1"  # the fault did happen, and the retry absorbed it

@@ -53,17 +53,19 @@ def test_bad_records_are_reported_and_the_others_load(dataset):
     good = json.loads(FIXTURE.read_text())
     lines = [json.dumps(good), "not json", json.dumps({**good, "instance_id": "no-f2p", "FAIL_TO_PASS": None} | {}),
              json.dumps({k: v for k, v in good.items() if k != "base_commit"} | {"instance_id": "x"}),
-             json.dumps({**good, "instance_id": "elsewhere", "repo": "other/repo"}), json.dumps(good)]
+             json.dumps({**good, "instance_id": "elsewhere", "repo": "other/repo"}), json.dumps(good),
+             json.dumps({**good, "instance_id": "django-ish", "log_parser": "parse_log_django"})]
     (dataset / "records.jsonl").write_text("\n".join(lines) + "\n")
     data = load_swe_evo(dataset / "records.jsonl", repos_dir=dataset / "repos")
     assert [i.instance_id for i in data.instances] == ["example__widgets_v1.0.0_v1.1.0"]
     messages = [str(e) for e in data.errors]
-    assert len(messages) == 5
+    assert len(messages) == 6
     assert "records.jsonl:2: not JSON" in messages[0]
     assert "FAIL_TO_PASS must be a list" in messages[1]
     assert "lacks base_commit" in messages[2]
     assert "no local repository for 'other/repo'" in messages[3] and "other__repo" in messages[3]
     assert "duplicate instance_id" in messages[4]
+    assert "unknown log_parser 'parse_log_django' — choose one of:" in messages[5]
 
 
 def test_a_record_without_repository_says_how_to_give_one(dataset):
@@ -75,3 +77,21 @@ def test_a_record_without_repository_says_how_to_give_one(dataset):
 def test_a_missing_dataset_is_a_clear_error(tmp_path):
     with pytest.raises(DatasetError, match="not found"):
         load_swe_evo(tmp_path / "nope.json")
+
+
+def test_a_repository_archive_is_unpacked_once_by_content(tmp_path):
+    import tarfile
+
+    import git
+
+    from evoci.swe_evo.repos import open_repository
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    git.Repo.init(clone)
+    archive = tmp_path / "example__widgets.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(clone, arcname="widgets")
+    first = open_repository(str(archive), tmp_path / "cache")
+    assert (first / ".git").is_dir() and first.name == "widgets"
+    assert open_repository(str(archive), tmp_path / "cache") == first
