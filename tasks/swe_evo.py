@@ -49,9 +49,8 @@ def evo_prepare_task(instance: EvoInstance, run: RunContext) -> EvoPrepared:
     end_sha = resolve(source, instance.end_ref, "end version")
     tree = source.commit(end_sha).tree
     files = {name: tree[name].data_stream.read().decode(errors="replace") for name in DEPENDENCY_FILES if _has(tree, name)}
-    spec = resolve_environment(files)
-    environment = spec.model_copy(update={"python": instance.python,
-                                          "requirements": (*spec.requirements, *instance.requirements)})
+    spec = resolve_environment(files, python=instance.python)
+    environment = spec.model_copy(update={"requirements": (*spec.requirements, *instance.requirements)})
     run_logger().info("instance %s: base %s, test environment %s (%d requirement(s)%s)", instance.instance_id,
                       base_sha[:10], environment.content_hash, len(environment.requirements),
                       f", Python {instance.python}" if instance.python else "")

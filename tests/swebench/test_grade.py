@@ -1,0 +1,63 @@
+"""Grading a demo instance in the local sandbox: with an agent's rigged tests, and on another Python."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+import pytest
+
+from evoci.domain import SandboxConfig
+from evoci.sandbox import open_sandbox
+from evoci.sandbox.environment import _pyenv_interpreter, resolve_environment
+from evoci.settings import Paths
+from evoci.swe_evo.demo import build_swe_evo_demo
+from evoci.swe_evo.loader import EvoInstance, load_swe_evo
+from evoci.swebench.grade import GradeRequest, grade
+
+
+@pytest.fixture(scope="module")
+def instances(tmp_path_factory) -> dict[str, EvoInstance]:
+    data = load_swe_evo(build_swe_evo_demo(tmp_path_factory.mktemp("demo")))
+    return {i.instance_id: i for i in data.instances}
+
+
+def _grade(instance: EvoInstance, patch: str, home: Path, python: str | None = None):
+    request = GradeRequest(base_sha=instance.base_commit, patch=patch, test_patch=instance.answers.test_patch,
+                           test_cmds=instance.test_cmds, log_parser=instance.log_parser,
+                           targets=[*instance.f2p, *instance.p2p], timeout_s=300)
+    environment = resolve_environment({}, python=python)
+    paths = Paths(home=home)
+    return grade(request, git.Repo(instance.repo_path), home / "tree",
+                 lambda root: open_sandbox(SandboxConfig(), root, environment, paths))
+
+
+@pytest.mark.slow
+def test_an_agent_that_rewrites_the_failing_test_does_not_pass_it(instances, tmp_path):
+    instance = instances["kvconf_0.3.0_0.3.1"]  # F2P test_inline_comments_are_stripped exists, failing, in the base
+    source = git.Repo(instance.repo_path)
+    test_file = source.commit(instance.base_commit).tree["tests/test_parse.py"].data_stream.read().decode()
+    rigged = test_file.replace('assert parse("port = 80  # the default") == {"port": 80}', "pass")
+    assert rigged != test_file
+    lines = test_file.splitlines(keepends=True)
+    rigged_lines = rigged.splitlines(keepends=True)
+    import difflib
+
+    patch = "diff --git a/tests/test_parse.py b/tests/test_parse.py\n" + "".join(
+        difflib.unified_diff(lines, rigged_lines, "a/tests/test_parse.py", "b/tests/test_parse.py"))
+    graded = _grade(instance, patch, tmp_path)
+    assert graded.status == "ok" and graded.patch_applied is True
+    assert graded.outcomes["tests/test_parse.py::test_inline_comments_are_stripped"] == "failed"
+    assert graded.overridden == ["tests/test_parse.py"]
+
+
+@pytest.mark.slow
+def test_an_instance_graded_on_its_own_python_version(instances, tmp_path):
+    if _pyenv_interpreter("3.9") is None:
+        pytest.skip("pyenv has no Python 3.9 on this machine")
+    instance = instances["kvconf_0.3.0_0.3.1"]
+    graded = _grade(instance, instance.answers.patch, tmp_path, python="3.9")
+    assert graded.status == "ok" and set(graded.outcomes.values()) == {"passed"}
+    assert (tmp_path / "envs").is_dir()
+    [env] = [p for p in (tmp_path / "envs").iterdir() if p.is_dir()]
+    assert (env / "bin" / "python3.9").exists()
