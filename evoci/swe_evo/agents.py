@@ -73,7 +73,8 @@ def workspace_patch(config: AgentConfig, instance: EvoInstance, workspace: Works
                     sandbox: Sandbox) -> Prediction:
     """Run an llm or command agent in ``workspace`` (the base, no history); its diff is the prediction."""
     task = instance.task()
-    ctx = AgentContext(task=task, iteration=1, max_iterations=1, sandbox=sandbox, source_repo=Path(task.repo),
+    # source_repo is the workspace itself: the task's repository holds the release's future history.
+    ctx = AgentContext(task=task, iteration=1, max_iterations=1, sandbox=sandbox, source_repo=workspace.path,
                        base_sha=start_sha, oracle_sha=start_sha, requirement=task_prompt(task))
     agent = _SweEvoCommand.from_config(Role.PROGRAMMER, config) if config.kind == "command" else _llm(config)
     outcome = agent.run(ctx)

@@ -40,8 +40,9 @@ def judge_unresolved(run: RunContext, instances: list[EvoInstance], judge: Agent
                                      "and iteration = 1 and role = 'programmer'", [run.run_id, task_id]).fetchone()
             evidence_by_id[task_id] = evidence(by_id[task_id].release_notes, grading[0] if grading else "unknown",
                                                failing, json.loads(trajectory[0]) if trajectory and trajectory[0] else [])
-    node = evo_judge_task.with_options(result_storage=run.paths.results, retries=run.config.node_retries,
-                                       retry_delay_seconds=run.config.retry_delays_s)
+    from evoci.flows.swe_evo import _node_options
+
+    node = evo_judge_task.with_options(**_node_options(run))
     for task_id in unresolved:
         result = node(run, task_id, judge, evidence_by_id[task_id])
         run.facts.failure_label(run.run_id, task_id, judge.model or "?", status=result.status, label=result.label,

@@ -66,6 +66,17 @@ def test_gold_resolves_every_instance_and_empty_resolves_none(home):
         ("kvconf_0.1.0_0.2.0", {"tests/test_values.py::test_integers[n": 2}), ("kvconf_0.2.0_0.3.0", {}),
         ("kvconf_0.3.0_0.3.1", {"tests/test_values.py::test_integers[n": 2})]
 
+    # The flow run's page shows the same table and rates.
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from evoci.artifacts import artifact_key
+
+    with get_client(sync_client=True) as client:
+        [artifact] = client.read_artifacts(artifact_filter=ArtifactFilter(
+            key=ArtifactFilterKey(any_=[artifact_key("swe-evo", gold)])), limit=1)
+    assert "resolved 3/3 = 100.0 % [43.8 %, 100.0 %]" in artifact.data and "kvconf_0.2.0_0.3.0" in artifact.data
+
     empty = run(home, AgentConfig(kind="empty"))
     low, high = wilson(0, 3)
     # An empty patch is no prediction: 0/3 resolved, 0/3 applied, every instance kept.
