@@ -16,21 +16,23 @@ How a grading ends (``Grade.status``):
 ``ok``                                 outcomes were read
 =====================================  =============================================
 
-A broken environment (the canary ``python -c "import pytest"`` fails) raises
-``SandboxError``; a record whose ``test_patch`` does not apply raises ``InputError``.
+A broken environment (the canary ``python -c "import pytest"`` fails) or a test process
+killed by a signal evoci did not send (SIGKILL, SIGTERM, …: out of memory, an operator)
+raises ``SandboxError``; a record whose ``test_patch`` does not apply raises ``InputError``.
 """
 
 from __future__ import annotations
 
 import secrets
 import shlex
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
 import git
 from pydantic import BaseModel, Field
 
-from evoci.errors import SandboxError
+from evoci.errors import HarnessTimeout, SandboxError
 from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.swebench.parsers import get_parser, uses_json_report
 from evoci.swebench.tree import make_grading_tree
@@ -38,6 +40,8 @@ from evoci.swebench.tree import make_grading_tree
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
 _CANARY_TIMEOUT_S = 120.0
+# Signals sent from outside the test process; a crash signal (SIGSEGV, SIGABRT, …) is the code's own.
+_OUTSIDE_KILLS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT})
 
 
 class GradeRequest(BaseModel):
@@ -88,14 +92,24 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
                       exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
         if result.timed_out:
             return Grade(status="timeout", **common)
+        _raise_if_killed_from_outside(result)
         if not parsed.outcomes:
             _require_canary(sandbox, _tail(result))
         status = "ok" if parsed.outcomes or result.exit_code in (0, 1, 5) else "agent_error"
         outcomes = {t: parsed.outcomes.get(t, "missing") for t in request.targets}
-        collisions = {t: n for t, n in parsed.collisions.items()}
-        return Grade(status=status, outcomes=outcomes, collisions=collisions, **common)
+        return Grade(status=status, outcomes=outcomes, collisions=dict(parsed.collisions), **common)
     finally:
         sandbox.cleanup()
+
+
+def _raise_if_killed_from_outside(result: ExecResult) -> None:
+    """A lost exit status, or a kill the harness did not send (out of memory, an operator), is not the agent's."""
+    if result.exit_code is None:
+        raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
+    if -result.exit_code in _OUTSIDE_KILLS:
+        raise SandboxError(f"the test command was killed by {signal.Signals(-result.exit_code).name}, which evoci "
+                           f"did not send (out of memory, or the host stopped it); retry, or give the sandbox more "
+                           f"memory. Output ends:\n{_tail(result)}")
 
 
 def _test_env(request: GradeRequest, report: str) -> dict[str, str]:

@@ -61,3 +61,49 @@ def test_an_instance_graded_on_its_own_python_version(instances, tmp_path):
     assert (tmp_path / "envs").is_dir()
     [env] = [p for p in (tmp_path / "envs").iterdir() if p.is_dir()]
     assert (env / "bin" / "python3.9").exists()
+
+
+class ScriptedSandbox:
+    """A sandbox whose commands end as scripted: the grader's reading of endings, without running anything."""
+
+    def __init__(self, root: Path, *results):
+        from evoci.sandbox.base import ExecResult
+
+        self.workspace, self.results = root, [ExecResult(*r) for r in results]
+
+    def exec(self, cmd, **kwargs):
+        return self.results.pop(0)
+
+    def read_file(self, path):
+        raise FileNotFoundError(path)
+
+    def write_file(self, path, content):
+        raise AssertionError("grading writes nothing through the sandbox")
+
+    def cleanup(self):
+        pass
+
+
+def _grade_with(instance: EvoInstance, home: Path, *results):
+    request = GradeRequest(base_sha=instance.base_commit, patch=instance.answers.patch,
+                           test_patch=instance.answers.test_patch, test_cmds=instance.test_cmds,
+                           log_parser=instance.log_parser, targets=list(instance.f2p), timeout_s=60)
+    return grade(request, git.Repo(instance.repo_path), home / "tree", lambda root: ScriptedSandbox(root, *results))
+
+
+def test_how_a_grading_ends_when_the_test_command_does_not_report(instances, tmp_path):
+    from evoci.errors import SandboxError
+
+    instance = instances["kvconf_0.3.0_0.3.1"]
+    # killed from outside (out of memory): infrastructure, retried — never the agent's score
+    with pytest.raises(SandboxError, match="SIGKILL"):
+        _grade_with(instance, tmp_path, (-9, "", "", 1.0))
+    # no result at all and the environment cannot import pytest: the environment is broken
+    with pytest.raises(SandboxError, match="cannot import pytest"):
+        _grade_with(instance, tmp_path, (2, "", "", 1.0), (1, "", "ModuleNotFoundError: pytest", 0.1))
+    # no result, a working environment: the code broke the run (scored; every target missing)
+    broken = _grade_with(instance, tmp_path, (-11, "", "", 1.0), (0, "", "", 0.1))
+    assert broken.status == "agent_error" and set(broken.outcomes.values()) == {"missing"}
+    # the timeout: recorded, not retried
+    late = _grade_with(instance, tmp_path, (None, "", "", 60.0, True))
+    assert late.status == "timeout"
