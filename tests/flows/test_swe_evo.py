@@ -152,3 +152,31 @@ def test_an_infrastructure_failure_of_a_test_node_is_retried_and_never_scored(ho
     assert query(db, "select resolved_instances, valid_instances from swe_evo_runs where run_id = 'retried'") == [(3, 3)]
     assert query(db, "select count(*) from iterations where run_id = 'retried'") == [(3,)]
     assert (home / "faults" / "test@1").read_text() == "1"  # the fault did happen, and the retry absorbed it
+
+
+def test_evoci_run_grades_public_format_records_from_local_clones(home, tmp_path, capsys):
+    from evoci.cli import main
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(home / "swe-evo-demo")
+    records = json.loads(dataset.read_text())
+    for record in records:
+        del record["repo_path"]  # as the public data has them: the repository comes from --repos
+    no_f2p = {**records[2], "instance_id": "kvconf-no-f2p", "FAIL_TO_PASS": []}
+    bad = {**records[0], "instance_id": "kvconf-bad-parser", "log_parser": "parse_log_unknown"}
+    folder = tmp_path / "records"
+    folder.mkdir()
+    for record in [*records, no_f2p, bad]:
+        (folder / f"{record['instance_id']}.json").write_text(json.dumps(record))
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    (repos / "evoci__kvconf").symlink_to(dataset.parent / "kvconf")
+    db = tmp_path / "results.duckdb"
+    assert main(["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db)]) == 0
+    printed = capsys.readouterr().out
+    # 5 instances loaded, one invalid (empty F2P: out of the denominators); the bad record is reported
+    assert "3 valid instance(s) (1 invalid, 0 without prediction" in printed and "resolved 3/3" in printed
+    assert query(db, "select instances, valid_instances, invalid_instances, resolved_instances from swe_evo_runs") == [
+        (4, 3, 1, 3)]
+    [(message,)] = query(db, "select message from failures where node = 'dataset'")
+    assert "unknown log_parser 'parse_log_unknown'" in message
