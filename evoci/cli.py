@@ -113,7 +113,6 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     from evoci.flows.swe_evo import swe_evo
     from evoci.report import console_for_output, print_report
     from evoci.settings import Paths
-    from evoci.swe_evo.predictions import file_hash
 
     console = console_for_output()
     config = _config(args).model_copy(update={"protocol": "swe-evo"})
@@ -121,8 +120,7 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
         path = Path(args.predictions).absolute()
         if not path.is_file():
             raise SystemExit(f"evoci: predictions file {args.predictions} not found")
-        config = config.model_copy(update={"programmer": AgentConfig(
-            kind="predictions", options={"path": str(path), "sha256": file_hash(path)})})
+        config = config.model_copy(update={"programmer": AgentConfig(kind="predictions", options={"path": str(path)})})
     judge = None
     if args.judge_model:
         judge = AgentConfig(kind="llm", model=args.judge_model, options=_parse_options(args.judge_option, "--judge-option"))

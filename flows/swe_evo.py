@@ -27,12 +27,12 @@ from pydantic import BaseModel
 from evoci.domain import AgentConfig, RunConfig
 from evoci.errors import InfrastructureError, InputError
 from evoci.runtime import RunContext
-from evoci.swe_evo.agents import check_kind
+from evoci.swe_evo.agents import resolve_agent
 from evoci.swe_evo.datasets import load_evo_dataset
 from evoci.swe_evo.failures import judge_unresolved
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.record import EvoRecorder, now
-from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task
+from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task, node_options
 
 
 class InstanceSummary(BaseModel):
@@ -57,8 +57,7 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
     taxonomy (``failure_labels``, ``swe_evo_failure_modes``).
     """
     log = get_run_logger()
-    config = config.model_copy(update={"protocol": "swe-evo"})
-    check_kind(config.programmer)
+    config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})
     data, name = load_evo_dataset(dataset, config, repos=repos, home=home)
     run = RunContext.create(config, name, home=home, db=db)
     recorder = EvoRecorder(run)
@@ -93,7 +92,7 @@ def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecor
         reason = "empty FAIL_TO_PASS: nothing can show the release was implemented (flagged invalid, not scored)"
         recorder.ended(instance, "invalid", reason)
         return summary.model_copy(update={"status": "invalid", "reason": reason})
-    options = _node_options(run)
+    options = node_options(run)
     try:
         prepared = evo_prepare_task.with_options(**options)(instance, run)
         recorder.prepared(instance, prepared.base_sha, prepared.environment.content_hash)
@@ -109,10 +108,3 @@ def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecor
         recorder.ended(instance, "infra_error", str(exc), exc)
         raise
     return summary.model_copy(update={"grade": grade.status})
-
-
-def _node_options(run: RunContext) -> dict:
-    """Persist node results under this run's home (so retries find them), with the run's retry policy."""
-    storage = run.paths.results
-    storage.mkdir(parents=True, exist_ok=True)
-    return dict(result_storage=storage, retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)

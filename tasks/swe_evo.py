@@ -104,6 +104,13 @@ def evo_grade_task(prepared: EvoPrepared, run: RunContext, patch: str | None) ->
     return result
 
 
+def node_options(run: RunContext) -> dict:
+    """Persist node results under this run's home (so retries find them), with the run's retry policy."""
+    storage = run.paths.results
+    storage.mkdir(parents=True, exist_ok=True)
+    return dict(result_storage=storage, retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)
+
+
 def _has(tree, name: str) -> bool:
     try:
         tree[name]

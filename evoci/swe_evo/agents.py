@@ -39,9 +39,18 @@ class Prediction:
     outcome: AgentOutcome = field(default_factory=AgentOutcome)
 
 
-def check_kind(config: AgentConfig) -> None:
+def resolve_agent(config: AgentConfig) -> AgentConfig:
+    """``config`` checked; a predictions file gets its content hash, so a changed file is a new run."""
     if config.kind not in KINDS:
         raise InputError(f"unknown SWE-EVO agent {config.kind!r} — choose one of: {', '.join(KINDS)}")
+    if config.kind != "predictions":
+        return config
+    path = config.options.get("path")
+    if not path:
+        raise InputError("the predictions agent needs options.path: an OpenHands output.jsonl or a SWE-agent preds.json")
+    from evoci.swe_evo.predictions import file_hash
+
+    return config.model_copy(update={"options": {**config.options, "sha256": file_hash(path)}})
 
 
 def baseline_patch(kind: str, instance: EvoInstance, source: git.Repo) -> Prediction:

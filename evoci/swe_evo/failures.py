@@ -26,7 +26,7 @@ FAILING = """select targets.test_id, targets.role, coalesce(r.outcome, 'missing'
 
 def judge_unresolved(run: RunContext, instances: list[EvoInstance], judge: AgentConfig) -> int:
     """Run the judge node for each unresolved instance; record its label. Returns how many were judged."""
-    from evoci.tasks.swe_evo import evo_judge_task
+    from evoci.tasks.swe_evo import evo_judge_task, node_options
 
     by_id = {i.instance_id: i for i in instances}
     with reading(Path(run.db)) as con:
@@ -40,9 +40,7 @@ def judge_unresolved(run: RunContext, instances: list[EvoInstance], judge: Agent
                                      "and iteration = 1 and role = 'programmer'", [run.run_id, task_id]).fetchone()
             evidence_by_id[task_id] = evidence(by_id[task_id].release_notes, grading[0] if grading else "unknown",
                                                failing, json.loads(trajectory[0]) if trajectory and trajectory[0] else [])
-    from evoci.flows.swe_evo import _node_options
-
-    node = evo_judge_task.with_options(**_node_options(run))
+    node = evo_judge_task.with_options(**node_options(run))
     for task_id in unresolved:
         result = node(run, task_id, judge, evidence_by_id[task_id])
         run.facts.failure_label(run.run_id, task_id, judge.model or "?", status=result.status, label=result.label,

@@ -18,7 +18,10 @@ from evoci.errors import DatasetError
 
 def file_hash(path: str | Path) -> str:
     """Identity of a predictions file's content: a changed file is a new run."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError as exc:
+        raise DatasetError(f"cannot read the predictions file ({exc.strerror}) — check the path", path=str(path)) from None
 
 
 def load_predictions(path: str | Path) -> dict[str, str]:

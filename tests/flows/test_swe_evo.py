@@ -8,7 +8,6 @@ import math
 import pytest
 
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
-from evoci.swe_evo.predictions import file_hash
 from flows.swe_evo import swe_evo
 from tests.flows.helpers import query
 
@@ -109,7 +108,7 @@ def test_both_prediction_formats_grade_to_the_same_rows_and_keep_missing_ones(ho
                                  for i, p in patches.items()))
     swe_agent = tmp_path / "preds.json"
     swe_agent.write_text(json.dumps({i: {"model_name_or_path": "m", "model_patch": p} for i, p in patches.items()}))
-    run_ids = [run(home, AgentConfig(kind="predictions", options={"path": str(f), "sha256": file_hash(f)}))
+    run_ids = [run(home, AgentConfig(kind="predictions", options={"path": str(f)}))
                for f in (openhands, swe_agent)]
     sql = ("select task_id, has_prediction, patch_applied, resolved, fix_rate, flags from swe_evo_instances "
            "where run_id = ? order by task_id")

@@ -9,7 +9,6 @@ import pytest
 from evoci.agents.scripted import ScriptedLLMServer, text
 from evoci.domain import AgentConfig, RunConfig
 from evoci.swe_evo.demo import build_swe_evo_demo
-from evoci.swe_evo.predictions import file_hash
 from flows.swe_evo import swe_evo
 from tests.flows.helpers import query
 
@@ -32,7 +31,7 @@ def test_unresolved_instances_get_one_label_each_through_the_loopback_server(tmp
         judge = AgentConfig(kind="llm", model="gpt-4o", options={
             "provider": "openai", "base_url": server.base_url("openai"), "max_retries": 0})
         config = RunConfig(protocol="swe-evo", programmer=AgentConfig(
-            kind="predictions", options={"path": str(predictions), "sha256": file_hash(predictions)}))
+            kind="predictions", options={"path": str(predictions)}))
         [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path), judge=judge)
         assert len(server.requests) == 2
         assert "Values are typed" in json.dumps(server.requests[0].body)  # the release notes are the evidence
