@@ -21,6 +21,7 @@ from evoci.swe_evo.demo import build_swe_evo_demo
 from evoci.swe_evo.loader import EvoInstance, load_swe_evo
 from evoci.swe_evo.prompt import SYSTEM_PROMPT, task_prompt
 from evoci.tasks.swe_evo import evo_agent_task, evo_prepare_task
+from evoci.workspace import Workspace
 
 MIN_CHARS = 12  # shorter lines ("return x") say nothing about the answer
 
@@ -48,7 +49,7 @@ def visible_to_the_agent(workspace: Path, instance: EvoInstance, trajectory: lis
     for path in workspace.rglob("*"):
         if path.is_file():
             parts.append(path.read_bytes().decode(errors="replace"))
-    objects = git.Repo(workspace).git.cat_file("--batch-all-objects", "--batch")
+    objects = Workspace(workspace).repo.git.cat_file("--batch-all-objects", "--batch")  # its history, unpacked
     return "\n".join([*parts, objects])
 
 
