@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from evoci.errors import HarnessTimeout, SandboxError
 from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.swebench.parsers import get_parser, uses_json_report
-from evoci.swebench.tree import make_grading_tree
+from evoci.swebench.tree import is_test_code, make_grading_tree
 
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
@@ -67,6 +67,7 @@ class Grade(BaseModel):
     outcomes: dict[str, str] = Field(default_factory=dict, description="Every target id → outcome or 'missing'.")
     overridden: list[str] = Field(default_factory=list, description="Agent paths grading restored or removed.")
     collisions: dict[str, int] = Field(default_factory=dict, description="Ids several tests were truncated to.")
+    integrity_flags: list[str] = Field(default_factory=list, description="Added source lines that reach into the runner.")
     exit_code: int | None = None
     duration_s: float = 0.0
     output_tail: str = ""
@@ -89,6 +90,7 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
         log = _read(sandbox, report) if uses_json_report(request.log_parser) else f"{result.stdout}\n{result.stderr}"
         parsed = parse(log)
         common = dict(patch_applied=True, apply_method=tree.apply_method, overridden=tree.overridden,
+                      integrity_flags=sabotage_flags(request.patch or "", request.pythonpath),
                       exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
         if result.timed_out:
             return Grade(status="timeout", **common)
@@ -100,6 +102,27 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
         return Grade(status=status, outcomes=outcomes, collisions=dict(parsed.collisions), **common)
     finally:
         sandbox.cleanup()
+
+
+def sabotage_flags(patch: str, pythonpath: list[str]) -> list[str]:
+    """The integrity flags (``evoci.grading.sabotage``) of every line the patch adds outside test code.
+
+    In-process sabotage of the runner cannot be prevented, only flagged for a person to read;
+    the rules are the SWE-CI test node's, applied to a patch instead of two commits.
+    """
+    from evoci.grading.sabotage import _LINE_RULES, _shadowed
+
+    found: list[str] = []
+    path = None
+    for line in patch.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") and not is_test_code(line[6:]) else None
+            name = _shadowed(path, tuple(pythonpath)) if path else None
+            if name:
+                found.append(f"{path}: shadows the module {name!r} of the runner or the standard library")
+        elif line.startswith("+") and path:
+            found += [f"{path}: {meaning}: {line[1:].strip()[:160]}" for meaning, rule in _LINE_RULES if rule.search(line[1:])]
+    return list(dict.fromkeys(found))
 
 
 def _raise_if_killed_from_outside(result: ExecResult) -> None:
