@@ -92,6 +92,7 @@ def evo_grade_task(prepared: EvoPrepared, run: RunContext, patch: str | None) ->
     request = GradeRequest(
         base_sha=prepared.base_sha, patch=patch, test_patch=instance.answers.test_patch, test_cmds=instance.test_cmds,
         log_parser=instance.log_parser, targets=[*instance.f2p, *instance.p2p], pytest_plugins=list(instance.pytest_plugins),
+        autoload_plugins=instance.pytest_autoload,
         timeout_s=run.config.test_timeout_s,
     )
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "grading"

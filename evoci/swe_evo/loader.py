@@ -12,8 +12,10 @@ record by ``repo_path`` (a folder, or a ``.tar``/``.tar.gz``/``.tgz``/``.zip`` a
 one), or found for the whole dataset under ``repos_dir`` as ``<owner>__<name>`` or
 ``<name>``. Relative paths are relative to the dataset file. evoci's optional extras per
 record: ``python`` (e.g. "3.9"), ``requirements`` (pip strings added to those the repo's
-own dependency files list at the end version) and ``pytest_plugins`` (plugins the test
-command needs, loaded explicitly since plugin autoloading is off while grading).
+own dependency files list at the end version), ``pytest_plugins`` (plugins the test
+command needs, loaded explicitly since plugin autoloading is off while grading) and
+``pytest_autoload`` (true: let pytest autoload every installed plugin, for suites that need
+more plugins than can be listed; the environment's plugins are then part of the grade).
 
 A bad record is a ``DatasetError`` naming the record and what to fix; the others load.
 """
@@ -81,6 +83,7 @@ class EvoInstance(BaseModel):
     python: str | None = None
     requirements: tuple[str, ...] = ()
     pytest_plugins: tuple[str, ...] = ()
+    pytest_autoload: bool = Field(False, description="Let pytest autoload every installed plugin (off by default).")
     image: str | None = Field(None, description="The record's Docker image name: recorded, never pulled.")
     answers: Answers = Field(default_factory=Answers, repr=False)
     record_hash: str = Field(description="Content hash of the whole record: a changed record is a new instance.")
@@ -167,7 +170,8 @@ def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = 
         prs=tuple(_unique_prs(prs)), f2p=f2p, p2p=p2p,
         test_cmds=str(record.get("test_cmds") or "pytest -rA"), log_parser=parser_name,
         python=_opt_str(record.get("python")), requirements=tuple(map(str, record.get("requirements") or ())),
-        pytest_plugins=tuple(map(str, record.get("pytest_plugins") or ())), image=record.get("image"),
+        pytest_plugins=tuple(map(str, record.get("pytest_plugins") or ())),
+        pytest_autoload=bool(record.get("pytest_autoload")), image=record.get("image"),
         answers=Answers(
             patch=record.get("patch") or "", test_patch=record.get("test_patch") or "", all_patch=record.get("all_patch") or "",
             pr_patches=tuple({k: p.get(k) for k in ("pr_number", "patch_without_test", "test_patch", "changed_test_files")}

@@ -54,6 +54,7 @@ class GradeRequest(BaseModel):
     log_parser: str
     targets: list[str]
     pytest_plugins: list[str] = Field(default_factory=list, description="Loaded with -p; autoloading stays off.")
+    autoload_plugins: bool = Field(False, description="Leave pytest's plugin autoloading on (the record asks for it).")
     pythonpath: list[str] = Field(default_factory=lambda: ["src", "."])
     timeout_s: float
 
@@ -143,12 +144,14 @@ def _test_env(request: GradeRequest, report: str) -> dict[str, str]:
     if uses_json_report(request.log_parser):
         options += ["-p", "pytest_jsonreport.plugin", "--json-report", f"--json-report-file={report}",
                     "--json-report-omit", "streams", "log", "keywords", "warnings", "traceback"]
-    return {
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    env = {
         "PYTEST_ADDOPTS": shlex.join(options),
         "PYTHONPATH": ":".join(request.pythonpath),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
+    if not request.autoload_plugins:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return env
 
 
 def _read(sandbox: Sandbox, path: str) -> str:
