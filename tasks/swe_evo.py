@@ -8,7 +8,6 @@ read the answers run here, harness-side, without a workspace.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import git
 from prefect import task
