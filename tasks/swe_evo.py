@@ -11,8 +11,10 @@ import shutil
 
 import git
 from prefect import task
+from prefect.context import TaskRunContext
 from pydantic import BaseModel
 
+from evoci.agents.base import AgentOutcome
 from evoci.domain import DEPENDENCY_FILES, AgentConfig, EnvironmentSpec
 from evoci.logs import run_logger
 from evoci.runtime import RunContext, inject_fault
@@ -75,8 +77,15 @@ def evo_agent_task(prepared: EvoPrepared, run: RunContext) -> Prediction:
         sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         try:
             prediction = workspace_patch(config, instance, workspace, start, sandbox)
+        except Exception as exc:  # infrastructure: keep the calls already paid for, then let Prefect retry
+            partial = getattr(exc, "outcome", None)
+            if isinstance(partial, AgentOutcome) and partial.calls:
+                partial.node_try = _node_try()
+                run.facts.interrupted_calls(run.run_id, instance.instance_id, 1, "programmer", partial)
+            raise
         finally:
             sandbox.cleanup()
+        prediction.outcome.node_try = _node_try()
     lines = len(prediction.patch.splitlines()) if prediction.patch else 0
     run_logger().info("instance %s: the %s agent %s", instance.instance_id, config.kind,
                       f"made a {lines}-line patch" if lines else "made no change (no prediction)")
@@ -109,6 +118,12 @@ def node_options(run: RunContext) -> dict:
     storage = run.paths.results
     storage.mkdir(parents=True, exist_ok=True)
     return dict(result_storage=storage, retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)
+
+
+def _node_try() -> int:
+    """Which try of the current node this is (1 outside a Prefect task run)."""
+    context = TaskRunContext.get()
+    return context.task_run.run_count if context else 1
 
 
 def _has(tree, name: str) -> bool:
