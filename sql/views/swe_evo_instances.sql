@@ -3,8 +3,14 @@
 -- Grain:   one row per run × instance (every `tasks` row with protocol 'swe-evo'; none is dropped).
 -- Inputs:  targets (role 'F2P' / 'P2P'); iterations and test_results at iteration 1 = the
 --          agent's prediction (iteration 0, the base, is not read). If a prediction has several
---          attempts, the last one is graded. A test passes only with outcome 'passed'; a target
---          without a result row (or with outcome 'missing') has not passed.
+--          attempts, the last one is graded. Official outcome mapping: a test passes with outcome
+--          'passed' or 'xfailed' (SWE-bench's PASSED / XFAIL); 'failed', 'error', 'xpassed' and a
+--          target without a result row (or with outcome 'missing') have not passed.
+--          'skipped': the official harness counts a skipped target as neither passed nor failed,
+--          so an all-skipped F2P set scores 0/0 there and is called resolved. evoci counts a
+--          skipped target as not passed (denominators are the record's F2P / P2P sets, never
+--          shrunk by what the code under test chose to skip: a skip can be caused by the agent's
+--          code), so all-skipped F2P is unresolved with fix_rate 0, and flagged 'skipped_targets'.
 -- Formula (SWE-EVO, arXiv 2512.18470, §3.2 "Evaluation Metrics", Eq. 1):
 --          resolved       = every F2P and every P2P test passes
 --          fix_rate       = |F2P passing| / |F2P|  if every P2P test passes, else 0   (strict)
@@ -27,7 +33,7 @@
 --   there is none); the rates are fractions in [0, 1]. `graded` = the test outcomes decided
 --   the scores (valid, has a prediction, no infra error, patch not known to have failed).
 -- flags: any of 'empty_f2p', 'task_invalid', 'task_input_error', 'missing_prediction',
---   'infra_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing',
+--   'infra_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing', 'skipped_targets',
 --   'unfinished' (tasks.status still 'running').
 create or replace view swe_evo_instances as
 
@@ -60,8 +66,9 @@ outcomes as (
     select
         predictions.run_id,
         predictions.task_id,
-        count(*) filter (where targets.role = 'F2P' and test_results.outcome = 'passed') as f2p_passed,
-        count(*) filter (where targets.role = 'P2P' and test_results.outcome = 'passed') as p2p_passed,
+        count(*) filter (where targets.role = 'F2P' and test_results.outcome in ('passed', 'xfailed')) as f2p_passed,
+        count(*) filter (where targets.role = 'P2P' and test_results.outcome in ('passed', 'xfailed')) as p2p_passed,
+        count(*) filter (where test_results.outcome = 'skipped') as skipped_targets,
         count(*) filter (
             where test_results.outcome is null or test_results.outcome = 'missing'
         ) as outcomes_missing
@@ -90,6 +97,7 @@ joined as (
         coalesce(outcomes.f2p_passed, 0) as f2p_passed,
         coalesce(outcomes.p2p_passed, 0) as p2p_passed,
         coalesce(outcomes.outcomes_missing, 0) as outcomes_missing,
+        coalesce(outcomes.skipped_targets, 0) as skipped_targets,
         predictions.prediction_status,
         coalesce(predictions.prediction_status <> 'no_prediction', false) as has_prediction,
         case
@@ -158,6 +166,7 @@ final as (
                 case when patch_applied = false then 'patch_not_applied' end,
                 case when prediction_status in ('agent_error', 'timeout') then prediction_status end,
                 case when has_prediction and outcomes_missing > 0 then 'outcomes_missing' end,
+                case when has_prediction and skipped_targets > 0 then 'skipped_targets' end,
                 case when task_status = 'running' then 'unfinished' end
             ]
             if flag is not null
