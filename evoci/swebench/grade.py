@@ -16,16 +16,17 @@ How a grading ends (``Grade.status``):
 ``ok``                                 outcomes were read
 =====================================  =============================================
 
-A broken environment (the canary ``python -c "import pytest"`` fails) or a test process
-killed by a signal evoci did not send (SIGKILL, SIGTERM, …: out of memory, an operator)
-raises ``SandboxError``; a record whose ``test_patch`` does not apply raises ``InputError``.
+A broken environment (the canary ``python -I -c "import pytest"`` fails) raises
+``SandboxError``, and a lost exit status ``HarnessTimeout``; a record whose ``test_patch`` does
+not apply raises ``InputError``. A test process that died by a signal is the code's outcome when
+the canary passes (evoci's grading integrity rule: only what the harness can prove is
+infrastructure, so code that kills its own test run cannot turn its grade into a retry).
 """
 
 from __future__ import annotations
 
 import secrets
 import shlex
-import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,8 +41,6 @@ from evoci.swebench.tree import is_test_code, make_grading_tree
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
 _CANARY_TIMEOUT_S = 120.0
-# Signals sent from outside the test process; a crash signal (SIGSEGV, SIGABRT, …) is the code's own.
-_OUTSIDE_KILLS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT})
 
 
 class GradeRequest(BaseModel):
@@ -95,7 +94,8 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
                       exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
         if result.timed_out:
             return Grade(status="timeout", **common)
-        _raise_if_killed_from_outside(result)
+        if result.exit_code is None:
+            raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
         if not parsed.outcomes:
             _require_canary(sandbox, _tail(result))
         status = "ok" if parsed.outcomes or result.exit_code in (0, 1, 5) else "agent_error"
@@ -111,29 +111,9 @@ def sabotage_flags(patch: str, pythonpath: list[str]) -> list[str]:
     In-process sabotage of the runner cannot be prevented, only flagged for a person to read;
     the rules are the SWE-CI test node's, applied to a patch instead of two commits.
     """
-    from evoci.grading.sabotage import _LINE_RULES, _shadowed
+    from evoci.grading.sabotage import flags_in_diff
 
-    found: list[str] = []
-    path = None
-    for line in patch.splitlines():
-        if line.startswith("+++ "):
-            path = line[6:] if line.startswith("+++ b/") and not is_test_code(line[6:]) else None
-            name = _shadowed(path, tuple(pythonpath)) if path else None
-            if name:
-                found.append(f"{path}: shadows the module {name!r} of the runner or the standard library")
-        elif line.startswith("+") and path:
-            found += [f"{path}: {meaning}: {line[1:].strip()[:160]}" for meaning, rule in _LINE_RULES if rule.search(line[1:])]
-    return list(dict.fromkeys(found))
-
-
-def _raise_if_killed_from_outside(result: ExecResult) -> None:
-    """A lost exit status, or a kill the harness did not send (out of memory, an operator), is not the agent's."""
-    if result.exit_code is None:
-        raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
-    if -result.exit_code in _OUTSIDE_KILLS:
-        raise SandboxError(f"the test command was killed by {signal.Signals(-result.exit_code).name}, which evoci "
-                           f"did not send (out of memory, or the host stopped it); retry, or give the sandbox more "
-                           f"memory. Output ends:\n{_tail(result)}")
+    return flags_in_diff(patch, tuple(pythonpath), include=lambda path: not is_test_code(path))
 
 
 def _test_env(request: GradeRequest, report: str) -> dict[str, str]:

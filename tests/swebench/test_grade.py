@@ -95,9 +95,10 @@ def test_how_a_grading_ends_when_the_test_command_does_not_report(instances, tmp
     from evoci.errors import SandboxError
 
     instance = instances["kvconf_0.3.0_0.3.1"]
-    # killed from outside (out of memory): infrastructure, retried — never the agent's score
-    with pytest.raises(SandboxError, match="SIGKILL"):
-        _grade_with(instance, tmp_path, (-9, "", "", 1.0))
+    # killed by SIGKILL with a working environment: code that kills its own run is scored, never
+    # turned into an unscored retry (only what the harness can prove is infrastructure)
+    killed = _grade_with(instance, tmp_path, (-9, "", "", 1.0), (0, "", "", 0.1))
+    assert killed.status == "agent_error" and set(killed.outcomes.values()) == {"missing"}
     # no result at all and the environment cannot import pytest: the environment is broken
     with pytest.raises(SandboxError, match="cannot import pytest"):
         _grade_with(instance, tmp_path, (2, "", "", 1.0), (1, "", "ModuleNotFoundError: pytest", 0.1))
