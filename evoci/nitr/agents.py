@@ -1,7 +1,8 @@
 """Who solves a NITR step, and what each is shown: the step's TASK text and the code, nothing else.
 
-    reference   applies one of the probe's reference solutions (``solution``: intended,
-                shortcut, broken, no-build): the embedded default and the sanity baseline
+    reference   applies one of the probe's reference solutions (option ``solution``: intended,
+                shortcut, broken or no-build, or a map probe id → one of them; default intended):
+                the embedded default and the sanity baseline proving every category is reachable
     command     an external agent CLI in the workspace (evoci.agents.command, NITR prompt)
     llm         agent mode: the tool loop of evoci.agents.llm with the NITR prompt
     api         API mode: one model call per step with every visible source file inlined;
@@ -122,7 +123,8 @@ def make_step_agent(config: AgentConfig, probe: NitrProbe):
     if kind == "replay":  # the embedded default of every protocol
         kind = "reference"
     if kind == "reference":
-        solution = str(config.options.get("solution", "intended"))
+        chosen = config.options.get("solution", "intended")  # one name, or probe id → name
+        solution = str(chosen.get(probe.probe_id, "intended") if isinstance(chosen, dict) else chosen)
         if solution not in SOLUTIONS:
             raise InputError(f"unknown reference solution {solution!r} — choose one of: {', '.join(SOLUTIONS)}")
         return ReferenceAgent(probe, solution)
