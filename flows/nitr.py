@@ -119,6 +119,6 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
             failed.append(f"{probe.probe_id}: {exc}")
     run.facts.run_finished(run.run_id)
     if failed:
-        raise RuntimeError(f"{len(failed)} probe(s) failed for infrastructure reasons (retry this flow run): "
+        raise RuntimeError(f"{len(failed)} probe(s) failed (retry this flow run once the cause is fixed): "
                            + "; ".join(failed))
     return summaries
