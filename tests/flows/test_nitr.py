@@ -18,6 +18,7 @@ from evoci.flows.nitr import nitr
 from evoci.nitr.agents import SOLUTIONS
 from evoci.nitr.suites import PROBES
 from tests.flows.helpers import query
+from tests.nitr.conftest import public_checkout  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 
@@ -91,3 +92,17 @@ def test_cpp_probe_builds_runs_ctest_and_is_categorised(tmp_path, solution):
     ran = {m["name"]: m["passed"] for m in grade["modules"]}
     if solution != "no-build":
         assert ran["percent_tests"] is (solution == "intended")  # ctest ran the GoogleTest binary
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_CPP, reason="needs cmake, g++ and GoogleTest (scripts/cpp-tools.sh installs them)")
+def test_a_checkout_in_the_public_layout_runs_python_and_cpp_cases(tmp_path, public_checkout):
+    """`evoci run nitr:<checkout>`: its pipelines use every module; unusable cases are recorded, the rest run."""
+    db = tmp_path / "results.duckdb"
+    config = reference_config("public", {"101.retry-setting-python": "shortcut", "102.percent-clamp": "intended"})
+    nitr(f"nitr:{public_checkout}", config, home=str(tmp_path / "home"), db=str(db))
+    assert categories(db, "public") == {"101.retry-setting-python": "S", "102.percent-clamp": "Pass"}
+    assert query(db, "select dataset from runs where run_id = 'public'") == [("nitr-NITR",)]
+    bad = query(db, "select kind, message from failures where run_id = 'public' order by message")
+    assert [kind for kind, _ in bad] == ["input", "input"]
+    assert "103.gap-in-steps" in bad[0][1] and "104.not-in-matrix" in bad[1][1]
