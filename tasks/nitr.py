@@ -81,7 +81,7 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
     task_run = TaskRunContext.get()
     try:
         ctx = StepContext(probe_id=probe.probe_id, step=step, steps=probe.steps, task_text=probe.task_text(step),
-                          sandbox=ctx_sandbox)
+                          sandbox=ctx_sandbox, visible_files=workspace.repo.git.ls_files().splitlines())
         outcome = agent.run(ctx)
     finally:
         ctx_sandbox.cleanup()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evoci.agents.base import HARNESS_DIR, AgentOutcome, AgentStatus, ModelCall, Role
@@ -54,6 +54,7 @@ class StepContext:
     steps: int
     task_text: str
     sandbox: Sandbox
+    visible_files: list[str] = field(default_factory=list)  # the code of step k − 1, workspace-relative
     requirement: str | None = None
 
     @property
