@@ -17,7 +17,7 @@ from prefect.context import TaskRunContext
 from pydantic import BaseModel
 
 from evoci.agents.base import AgentOutcome
-from evoci.domain import EnvironmentSpec
+from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.logs import run_logger
 from evoci.nitr.agents import StepContext, clear_harness_dir, make_step_agent
 from evoci.nitr.evaluator import NitrGrade, evaluate
@@ -51,6 +51,17 @@ class StepResult(BaseModel):
     model_config = {"arbitrary_types_allowed": True}
 
 
+def sandbox_config(run: RunContext, probe: NitrProbe) -> SandboxConfig:
+    """The run's sandbox; for a C++ probe in Docker, on evoci's C++ image unless the options name an image."""
+    config = run.config.sandbox
+    if probe.language != "cpp" or config.kind != "docker" or {"base_image", "image"} & set(config.options):
+        return config
+    from evoci.sandbox.docker.cpp_image import CPP_IMAGE, bootstrap_cpp_image
+
+    bootstrap_cpp_image()  # built offline once, then found
+    return config.model_copy(update={"options": {**config.options, "base_image": CPP_IMAGE}})
+
+
 def grading_root(run: RunContext, probe_id: str, attempt: int, step: int) -> Path:
     """Outside the probe's run folder: nothing next to a workspace ever holds an evaluator."""
     return run.paths.home / "grading" / run.run_id / probe_id / f"attempt-{attempt}-step-{step}"
@@ -77,7 +88,7 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
     workspace.checkout(sha)
     clear_harness_dir(workspace.path)
     agent = make_step_agent(run.config.programmer, probe)
-    ctx_sandbox = open_sandbox(run.config.sandbox, workspace.path, NITR_ENVIRONMENT, run.paths)
+    ctx_sandbox = open_sandbox(sandbox_config(run, probe), workspace.path, NITR_ENVIRONMENT, run.paths)
     task_run = TaskRunContext.get()
     try:
         ctx = StepContext(probe_id=probe.probe_id, step=step, steps=probe.steps, task_text=probe.task_text(step),
@@ -103,7 +114,7 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
     probe = prepared.probe
     root = build_grading_tree(grading_root(run, probe.probe_id, prepared.attempt, step), probe,
                               Path(prepared.workspace), sha)
-    sandbox = open_sandbox(run.config.sandbox, root, NITR_ENVIRONMENT, run.paths)
+    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths)
     try:
         grade = evaluate(probe.pipeline, sandbox, root, ceiling_s=run.config.test_timeout_s,
                          output_limit=run.config.output_limit_bytes)
