@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from evoci.deployments.serve import build_deployments
 
 
@@ -18,7 +20,7 @@ def test_nitr_deployment_is_on_demand_beside_the_nightly_benchmark(tmp_path):
 
 def test_serving_a_nitr_checkout_schedules_the_nitr_deployment(tmp_path):
     got = summary("nitr:checkout", tmp_path)
-    assert got["nitr"] == ("nightly", True, f"nitr:{(__import__('pathlib').Path('checkout')).absolute()}")
+    assert got["nitr"] == ("nightly", True, f"nitr:{Path('checkout').absolute()}")
     assert got["benchmark"] == ("nightly", False, "demo")
     nitr = next(d for d in build_deployments(dataset="nitr", home=str(tmp_path)) if d.flow_name == "nitr")
     assert nitr.parameters["config"]["protocol"] == "nitr" and nitr.parameters["home"] == str(tmp_path)
