@@ -31,6 +31,12 @@ from evoci.sandbox.base import ExecResult, Sandbox
 
 TAIL = 3000  # characters of a command's output kept per module
 _NOT_STARTED = (126, 127)  # shells' "cannot execute" / "not found": the evaluator's tools are missing
+# Output that means the harness never set the probe's build up, whatever the agent wrote:
+# scoring it would turn evoci's fault into an F or an E.
+_NOT_SET_UP = {
+    "could not load cache": "its build folder was never configured (no CMakeCache.txt)",
+    "No tests were found": "ctest found no test to run (the tests were never registered)",
+}
 
 
 class NitrEvaluatorError(InfrastructureError):
@@ -89,6 +95,12 @@ def _run(sandbox: Sandbox, module: Module, ceiling: float, output_limit: int) ->
             f"module {module.name!r} could not start {module.command[0]!r} (exit {result.exit_code}: "
             f"{result.stderr.strip()[-300:]}) — install the tool in the sandbox's environment or image")
     tail = (result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr)[-TAIL:]
+    for marker, meaning in _NOT_SET_UP.items():
+        if module.module_name in ("build", "unit_test") and marker in tail:
+            raise NitrEvaluatorError(
+                f"module {module.name!r}: {meaning} — the pipeline expects a build this evaluator does not "
+                "provide (e.g. the public suite's top-level CMake project); give the module commands that "
+                "configure and build it (see the built-in C++ probe)")
     if module.module_name == "customized_check":
         passed, findings = _check_verdict(result)
     else:

@@ -97,3 +97,28 @@ def test_a_broken_evaluator_install_is_infrastructure(tmp_path):
 def test_api_answers_are_validated(answer, files, problem):
     got, why = parse_files_answer(answer)
     assert got == files and problem in why
+
+
+class Unconfigured:
+    """A sandbox where the pipeline's build was never set up (as with the public suite's shared CMake project)."""
+
+    workspace = Path(".")
+
+    def __init__(self, stderr: str, exit_code: int):
+        self.stderr, self.exit_code = stderr, exit_code
+
+    def exec(self, cmd, **kwargs):
+        return ExecResult(exit_code=self.exit_code, stdout="", stderr=self.stderr, duration_s=0.0)
+
+
+@pytest.mark.parametrize("kind, stderr, exit_code, meaning", [
+    ("build", "Error: could not load cache", 1, "never configured"),
+    ("unit_test", "No tests were found!!!", 0, "found no test to run"),  # exit 0: would have passed
+])
+def test_a_build_the_harness_never_set_up_is_infrastructure_not_a_score(tmp_path, kind, stderr, exit_code, meaning):
+    pipeline = parse_pipeline({"modules": [
+        {"module_name": kind, "name": "m", "command": ["cmake", "--build", "{build_dir}"]},
+        {"module_name": "unit_test", "name": "t", "command": ["ctest", "--test-dir", "{build_dir}"]},
+        {"module_name": "required_paths", "name": "p", "paths": []}]}, "p.json")
+    with pytest.raises(NitrEvaluatorError, match=meaning):
+        evaluate(pipeline, Unconfigured(stderr, exit_code), tmp_path, ceiling_s=10)
