@@ -10,9 +10,8 @@ persists its result under a key of small identities (``tasks/caching.py``).
 
 from __future__ import annotations
 
-import contextvars
 import time
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -20,8 +19,10 @@ from pydantic import BaseModel
 
 from evoci.domain import RunConfig
 from evoci.errors import InfrastructureError, InputError
+from evoci.flows.benchmark import each_in_subflows
 from evoci.nitr.evaluator import NitrGrade
 from evoci.nitr.loader import NitrProbe, load_suite
+from evoci.nitr.report import publish_nitr_run
 from evoci.nitr.recorder import ProbeRecorder, record_nitr_run
 from evoci.nitr.suites import suite_name, suite_root
 from evoci.runtime import RunContext
@@ -108,16 +109,10 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: %d probe(s) of %s, %d attempt(s) each%s", run.run_id, len(suite.probes), dataset,
              run.config.attempts, f"; {len(suite.errors)} unusable case(s) skipped" if suite.errors else "")
-    with ThreadPoolExecutor(max_workers=run.config.concurrency, thread_name_prefix="nitr") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, nitr_probe, probe, run.config, dataset, run.home, run.db)
-                   for probe in suite.probes]
-    summaries, failed = [], []
-    for probe, future in zip(suite.probes, futures):
-        try:
-            summaries.append(future.result())
-        except Exception as exc:  # recorded by the subflow; the others went on
-            failed.append(f"{probe.probe_id}: {exc}")
+    summaries, failed = each_in_subflows(nitr_probe, [(p.probe_id, p) for p in suite.probes], run.config.concurrency,
+                                         run.config, dataset, run.home, run.db)
     run.facts.run_finished(run.run_id)
+    publish_nitr_run(Path(run.db), run.run_id)  # summary and probe table on the run's page; never raises
     if failed:
         raise RuntimeError(f"{len(failed)} probe(s) failed (retry this flow run once the cause is fixed): "
                            + "; ".join(failed))

@@ -53,6 +53,18 @@ def test_each_python_reference_lands_in_its_category(tmp_path, solution):
                       "order by iteration", [f"ref-{solution}"])
     final = "build_error" if solution == "no-build" else "ok"
     assert steps == [(1, "not_graded"), (2, "not_graded"), (3, final)]
+    if solution == "intended":  # the run's page in the Prefect UI shows the probes and the rates
+        assert "pass rate **1.000**" in latest_artifact(f"evoci-ref-{solution}-summary")
+        assert "004.report-exporters" in latest_artifact(f"evoci-ref-{solution}-probes")
+
+
+def latest_artifact(key: str) -> str:
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    return str(found[-1].data)
 
 
 @pytest.mark.slow
