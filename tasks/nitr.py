@@ -116,8 +116,8 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
                               Path(prepared.workspace), sha)
     sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths)
     try:
-        grade = evaluate(probe.pipeline, sandbox, root, ceiling_s=run.config.test_timeout_s,
-                         output_limit=run.config.output_limit_bytes)
+        grade = evaluate(probe.grading_pipeline(), sandbox, root, ceiling_s=run.config.test_timeout_s,
+                         output_limit=run.config.output_limit_bytes, places=probe.places())
     finally:
         sandbox.cleanup()
         shutil.rmtree(root, ignore_errors=True)

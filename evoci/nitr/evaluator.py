@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from evoci.errors import InfrastructureError
 from evoci.nitr.file_checks import CHECKS
-from evoci.nitr.pipeline import Module, Pipeline
+from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline
 from evoci.sandbox.base import ExecResult, Sandbox
 
 TAIL = 3000  # characters of a command's output kept per module
@@ -87,8 +87,8 @@ def _check_verdict(result: ExecResult) -> tuple[bool, list[str]]:
     return result.ok and not failed, failed
 
 
-def _run(sandbox: Sandbox, module: Module, ceiling: float, output_limit: int) -> ModuleResult:
-    result = sandbox.exec(module.argv(), env={k: module.expand(v) for k, v in module.env.items()},
+def _run(sandbox: Sandbox, module: Module, places: dict[str, str], ceiling: float, output_limit: int) -> ModuleResult:
+    result = sandbox.exec(module.argv(places), env={k: module.expand(v, places) for k, v in module.env.items()},
                           timeout=module.timeout(ceiling), output_limit=output_limit)
     if result.exit_code in _NOT_STARTED and not result.stdout.strip():
         raise NitrEvaluatorError(
@@ -111,11 +111,11 @@ def _run(sandbox: Sandbox, module: Module, ceiling: float, output_limit: int) ->
                         duration_s=result.duration_s, output_tail=tail)
 
 
-def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: float,
-             output_limit: int = 200_000) -> NitrGrade:
+def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: float, output_limit: int = 200_000,
+             places: dict[str, str] = PLACEHOLDERS) -> NitrGrade:
     """Run every module of ``pipeline`` on the grading tree at ``root`` (the sandbox's root)."""
     started = time.monotonic()
-    missing = [p for p in pipeline.evaluator_files if not (root / p).exists()]
+    missing = [p for p in pipeline.evaluator_files(places) if not (root / p).exists()]
     if missing:
         raise NitrEvaluatorError(f"the evaluator is incomplete: {', '.join(missing)} missing from its folder "
                                  "— restore the probe's evaluator files")
@@ -123,11 +123,11 @@ def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: flo
     for module in pipeline.modules:
         if module.module_name in CHECKS:
             t0 = time.monotonic()
-            findings = CHECKS[module.module_name](module, root / "case", root / "baseline")
+            findings = CHECKS[module.module_name](module, root / places["case_root"], root / places["baseline_case_root"])
             results.append(ModuleResult(name=module.name, module_name=module.module_name, role=module.role,
                                         passed=not findings, findings=findings, duration_s=time.monotonic() - t0))
         else:
-            results.append(_run(sandbox, module, ceiling_s, output_limit))
+            results.append(_run(sandbox, module, places, ceiling_s, output_limit))
         if module.module_name == "build" and not results[-1].passed:
             return NitrGrade(status="build_error", modules=results, duration_s=time.monotonic() - started)
     outcomes = {f"{r.module_name}:{r.name}": "passed" if r.passed else "failed" for r in results if r.role}

@@ -5,7 +5,14 @@
     docs/design_matrix.md              the table giving each case's primary dimension and granularity
     evaluator/<NNN>.<slug>/            pipeline.json, tests/, checks/, data/ (hidden)
 
-A folder may also be named by its slug alone. A case that cannot be used (no TASK file,
+A folder may also be named by its slug alone.
+
+Two ways to build and test a probe. *Self-contained*: its pipeline's commands do everything
+(evoci's own probes: a unittest script, or a CMake project in the evaluator folder). *One
+CMake project* (``cases/CMakeLists.txt`` and ``evaluator/CMakeLists.txt`` exist, as in the
+public suite): the checkout's top-level project registers every case's tests, so grading
+places the case at ``cases/<case>`` and its evaluator at ``evaluator/<case>`` beside the
+project's shared files (``CHECKOUT_SHARED``) and configures it for that one case first. A case that cannot be used (no TASK file,
 a gap in TASK1..n, no evaluator, a bad pipeline.json, no design-matrix row) becomes an
 InputError naming it; the other cases still load. A probe's identity is the content of its
 starter code, TASK files, spec and evaluator: a changed probe never merges into old results.
@@ -21,9 +28,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from evoci.errors import InputError
-from evoci.nitr.pipeline import Pipeline, load_pipeline
+from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline, load_pipeline
 
 CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".h", ".hpp")
+# The files a checkout built as one CMake project shares between its cases.
+CHECKOUT_SHARED = ("CMakeLists.txt", "cases/CMakeLists.txt", "evaluator/CMakeLists.txt", "evaluator/cmake",
+                   "evaluator/shared", "third_party")
+CHECKOUT_MARKERS = ("cases/CMakeLists.txt", "evaluator/CMakeLists.txt")
 _ROW = re.compile(r"^\|\s*(\d{3})\s+([^|]+?)\s*\|\s*(D[1-9])\b[^|]*\|\s*(micro|multi-step)\s*\|", re.M)
 _TASK = re.compile(r"^TASK(\d*)\.md$")
 
@@ -43,7 +54,25 @@ class NitrProbe(BaseModel):
     evaluator_dir: str
     spec_path: str | None
     pipeline: Pipeline
-    content_hash: str  # identity: starter code, TASKs, spec and evaluator
+    content_hash: str  # identity: starter code, TASKs, spec and evaluator (and the shared project files)
+    one_project: bool = False  # the checkout builds as one CMake project (see the module docstring)
+
+    def places(self) -> dict[str, str]:
+        """Where the pipeline's placeholders point in this probe's grading tree (relative to its root)."""
+        if not self.one_project:
+            return dict(PLACEHOLDERS)
+        evaluator = f"evaluator/{Path(self.evaluator_dir).name}"
+        return {**PLACEHOLDERS, "case_root": f"cases/{self.probe_id}", "evaluator_root": evaluator,
+                "data_dir": f"{evaluator}/data"}
+
+    def grading_pipeline(self) -> Pipeline:
+        """The pipeline, preceded (one CMake project) by configuring the project for this case alone."""
+        if not self.one_project:
+            return self.pipeline
+        configure = Module(module_name="build", name="evoci_configure_checkout", command=(
+            "cmake", "-S", ".", "-B", "{build_dir}", "-DNITR_BUILD_ALL_CASES=OFF", f"-DNITR_CASE={self.probe_id}",
+            "-DNITR_BUILD_EVALUATOR=ON"))
+        return Pipeline(modules=(configure, *self.pipeline.modules))
 
     def task_file(self, step: int) -> Path:
         """TASK.md for a micro probe, TASK<step>.md for a multi-step one."""
@@ -108,7 +137,17 @@ def _content_hash(*roots: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def load_probe(suite: Path, case_dir: Path, matrix: dict[str, tuple[str, str]]) -> NitrProbe:
+def is_one_project(suite: Path) -> bool:
+    return all((suite / marker).is_file() for marker in CHECKOUT_MARKERS)
+
+
+def _shared_hash(suite: Path) -> str:
+    """Identity of the project files every case shares (third_party is left out: large, and vendored)."""
+    roots = [suite / p for p in CHECKOUT_SHARED if p != "third_party" and (suite / p).exists()]
+    return _content_hash(*roots) if roots else ""
+
+
+def load_probe(suite: Path, case_dir: Path, matrix: dict[str, tuple[str, str]], shared: str = "") -> NitrProbe:
     case = case_dir.name
     number = case.split(".", 1)[0]
     if number not in matrix:
@@ -125,7 +164,8 @@ def load_probe(suite: Path, case_dir: Path, matrix: dict[str, tuple[str, str]]) 
     roots = [case_dir, evaluator] + ([spec] if spec else [])
     return NitrProbe(probe_id=case, language=language, dimension=dimension, granularity=granularity, steps=steps,
                      suite=str(suite), case_dir=str(case_dir), evaluator_dir=str(evaluator),
-                     spec_path=str(spec) if spec else None, pipeline=pipeline, content_hash=_content_hash(*roots))
+                     spec_path=str(spec) if spec else None, pipeline=pipeline,
+                     content_hash=_content_hash(*roots) + shared[:8], one_project=bool(shared))
 
 
 def _selected(probe: NitrProbe, select: dict[str, list[str]]) -> bool:
@@ -152,10 +192,11 @@ def load_suite(root: Path | str, select: dict[str, list[str]] | None = None) -> 
     if not (root / "cases").is_dir():
         raise InputError(f"{root} has no cases/ folder — pass the root of a NITR checkout (cases/, docs/, evaluator/)")
     matrix = design_matrix(root / "docs" / "design_matrix.md")
+    shared = _shared_hash(root) if is_one_project(root) else ""
     suite = NitrSuite(name=root.name)
     for case_dir in sorted(p for p in (root / "cases").iterdir() if p.is_dir()):
         try:
-            probe = load_probe(root, case_dir, matrix)
+            probe = load_probe(root, case_dir, matrix, shared)
         except InputError as exc:
             suite.errors.append(exc)
             continue

@@ -13,7 +13,8 @@ The public layout (``evaluator/<case>/pipeline.json``) lists modules by ``module
 Commands may use the placeholders ``{case_root}``, ``{baseline_case_root}``,
 ``{evaluator_root}``, ``{data_dir}``, ``{build_dir}`` and ``{repo_root}``. evoci expands them
 to paths relative to the grading tree's root, the working folder of every command, so the
-same pipeline runs in any sandbox. Keys evoci does not use (``case_root`` at the top level,
+same pipeline runs in any sandbox (``PLACEHOLDERS``; a checkout built as one CMake project
+places the case and its evaluator as the checkout does, see ``loader.NitrProbe.places``). Keys evoci does not use (``case_root`` at the top level,
 which points at the official runner's staging folder) are ignored.
 """
 
@@ -68,11 +69,11 @@ class Module(BaseModel):
     def target_id(self) -> str:
         return f"{self.module_name}:{self.name}"
 
-    def expand(self, text: str) -> str:
-        return text.format(**PLACEHOLDERS)
+    def expand(self, text: str, places: dict[str, str] = PLACEHOLDERS) -> str:
+        return text.format(**places)
 
-    def argv(self) -> list[str]:
-        return [self.expand(part) for part in self.command]
+    def argv(self, places: dict[str, str] = PLACEHOLDERS) -> list[str]:
+        return [self.expand(part, places) for part in self.command]
 
     def timeout(self, ceiling: float) -> float:
         return min(self.timeout_s or DEFAULT_TIMEOUTS.get(self.module_name, 300.0), ceiling)
@@ -89,11 +90,10 @@ class Pipeline(BaseModel):
         """Target test id → role, for every module that decides one."""
         return {m.target_id: m.role for m in self.modules if m.role}
 
-    @property
-    def evaluator_files(self) -> list[str]:
+    def evaluator_files(self, places: dict[str, str] = PLACEHOLDERS) -> list[str]:
         """Evaluator files the commands name ({evaluator_root}/…): they must exist, or the install is broken."""
-        prefix = PLACEHOLDERS["evaluator_root"] + "/"
-        return sorted({p for m in self.modules for p in m.argv() if p.startswith(prefix)})
+        prefix = places["evaluator_root"] + "/"
+        return sorted({p for m in self.modules for p in m.argv(places) if p.startswith(prefix)})
 
 
 def parse_pipeline(data: Any, where: str) -> Pipeline:

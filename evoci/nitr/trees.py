@@ -26,7 +26,7 @@ import git
 
 from evoci.agents.base import HARNESS_DIR
 from evoci.errors import SandboxError
-from evoci.nitr.loader import NitrProbe, starter_files
+from evoci.nitr.loader import CHECKOUT_SHARED, NitrProbe, starter_files
 from evoci.workspace import Workspace
 
 START_TAG = "step-0"
@@ -70,15 +70,29 @@ def export_commit(workspace: Path, sha: str, dest: Path) -> None:
 
 
 def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) -> Path:
-    """A fresh grading tree at ``root`` for commit ``sha`` of the probe's workspace."""
+    """A fresh grading tree at ``root`` for commit ``sha`` of the probe's workspace.
+
+    A probe of a checkout built as one CMake project gets the checkout's layout instead
+    (``cases/<case>``, ``evaluator/<case>``, plus the project's shared files).
+    """
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    export_commit(workspace, sha, root / "case")
+    places = probe.places()
+    export_commit(workspace, sha, root / places["case_root"])
     case_dir = Path(probe.case_dir)
     for rel in starter_files(case_dir):
         (root / "baseline" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(case_dir / rel, root / "baseline" / rel)
-    shutil.copytree(probe.evaluator_dir, root / "evaluator", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "evaluator" / "data").mkdir(exist_ok=True)  # {data_dir} always names a folder
+    ignore = shutil.ignore_patterns("__pycache__", ".git")
+    shutil.copytree(probe.evaluator_dir, root / places["evaluator_root"], ignore=ignore)
+    (root / places["data_dir"]).mkdir(exist_ok=True)  # {data_dir} always names a folder
+    if probe.one_project:
+        for rel in CHECKOUT_SHARED:
+            source = Path(probe.suite) / rel
+            if source.is_dir():
+                shutil.copytree(source, root / rel, ignore=ignore, dirs_exist_ok=True)
+            elif source.is_file():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, root / rel)
     (root / "build").mkdir()
     return root

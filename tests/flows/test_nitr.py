@@ -18,7 +18,7 @@ from evoci.flows.nitr import nitr
 from evoci.nitr.agents import SOLUTIONS
 from evoci.nitr.suites import PROBES
 from tests.flows.helpers import query
-from tests.nitr.conftest import public_checkout  # noqa: F401  (fixture)
+from tests.nitr.conftest import one_project_checkout, public_checkout  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 
@@ -118,3 +118,13 @@ def test_a_checkout_in_the_public_layout_runs_python_and_cpp_cases(tmp_path, pub
     bad = query(db, "select kind, message from failures where run_id = 'public' order by message")
     assert [kind for kind, _ in bad] == ["input", "input"]
     assert "103.gap-in-steps" in bad[0][1] and "104.not-in-matrix" in bad[1][1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_CPP, reason="needs cmake, g++ and GoogleTest (scripts/cpp-tools.sh installs them)")
+def test_a_checkout_built_as_one_cmake_project_is_graded_through_its_own_ctest_registration(tmp_path, one_project_checkout):
+    """The public suite's shape: the checkout's top-level CMake project registers each case's tests."""
+    db = tmp_path / "results.duckdb"
+    config = reference_config("one", {"201.retry-setting": "broken", "202.percent-clamp": "shortcut"})
+    nitr(f"nitr:{one_project_checkout}", config, home=str(tmp_path / "home"), db=str(db))
+    assert categories(db, "one") == {"201.retry-setting": "F", "202.percent-clamp": "S"}

@@ -94,3 +94,13 @@ def test_builtin_suite_meets_the_issue():
 def test_sources():
     assert suite_root("nitr") == PROBES and suite_name("nitr") == "nitr"
     assert suite_name("nitr:/data/NITR") == "nitr-NITR" and str(suite_root("nitr:/data/NITR")) == "/data/NITR"
+
+
+def test_a_checkout_built_as_one_cmake_project_places_cases_as_the_checkout_does(one_project_checkout):
+    probes = {p.probe_id: p for p in load_suite(one_project_checkout).probes}
+    probe = probes["201.retry-setting"]
+    assert probe.one_project and probe.places()["case_root"] == "cases/201.retry-setting"
+    assert probe.places()["evaluator_root"] == "evaluator/201.retry-setting"
+    first = probe.grading_pipeline().modules[0]
+    assert first.module_name == "build" and "-DNITR_CASE=201.retry-setting" in first.command
+    assert probes["202.percent-clamp"].language == "cpp"
