@@ -32,10 +32,11 @@ from evoci.sandbox.base import Sandbox
 
 SOLUTIONS = ("intended", "shortcut", "broken", "no-build")
 
+# The paper's setup (NITR §4, "Submission Format and Execution Setup"): the model sees the
+# TASK text and the repository, "without hidden hints or additional maintainability
+# instructions"; it cannot run commands. So the prompt states the job and nothing about design.
 SYSTEM_PROMPT = """You are a software engineer working in an existing code repository.
-Implement the task you are given by changing the repository's code. Keep the project's
-structure and conventions: make the change where it belongs, reuse what already exists,
-and leave the code as maintainable as you found it. You cannot run the code or its tests."""
+Implement the task you are given by changing the repository's files. You cannot run the code or its tests."""
 
 TOOLS_NOTE = """Use the tools to list, read and search the repository and to write or edit files.
 When the task is done, answer with a short summary of what you changed."""

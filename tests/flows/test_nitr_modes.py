@@ -72,6 +72,7 @@ def test_agent_mode_runs_the_tool_loop_with_the_nitr_prompt(tmp_path, monkeypatc
         nitr("builtin", config, select={"id": ["001"]}, home=str(tmp_path / "home"), db=str(tmp_path / "r.duckdb"))
         first = server.requests[0].body["messages"]
     assert "Invoice summary" in first[-1]["content"] and "software engineer" in first[0]["content"]
+    assert "maintainab" not in str(first).lower()  # the paper: no hidden hints, no design instructions
     db = tmp_path / "r.duckdb"
     assert query(db, "select category from nitr_probes where run_id = 'agent'") == [("Pass",)]
     assert query(db, "select config->>'$.programmer.kind' from runs where run_id = 'agent'") == [("llm",)]
