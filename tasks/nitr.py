@@ -44,11 +44,11 @@ class NitrPrepared(BaseModel):
 
 
 class StepResult(BaseModel):
+    """What a step left: its commit, what the agent did, and the files it changed."""
+
     sha: str
     outcome: AgentOutcome
     changed_files: list[str] = []
-
-    model_config = {"arbitrary_types_allowed": True}
 
 
 def sandbox_config(run: RunContext, probe: NitrProbe) -> SandboxConfig:
@@ -88,15 +88,22 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
     workspace.checkout(sha)
     clear_harness_dir(workspace.path)
     agent = make_step_agent(run.config.programmer, probe)
-    ctx_sandbox = open_sandbox(sandbox_config(run, probe), workspace.path, NITR_ENVIRONMENT, run.paths)
+    sandbox = open_sandbox(sandbox_config(run, probe), workspace.path, NITR_ENVIRONMENT, run.paths)
     task_run = TaskRunContext.get()
+    node_try = task_run.task_run.run_count if task_run else 1
     try:
         ctx = StepContext(probe_id=probe.probe_id, step=step, steps=probe.steps, task_text=probe.task_text(step),
-                          sandbox=ctx_sandbox, visible_files=workspace.repo.git.ls_files().splitlines())
+                          sandbox=sandbox, visible_files=workspace.repo.git.ls_files().splitlines())
         outcome = agent.run(ctx)
+    except Exception as exc:  # infrastructure cut the attempt short: keep the model calls already paid for
+        partial = getattr(exc, "outcome", None)
+        if isinstance(partial, AgentOutcome) and partial.calls:
+            partial.node_try = node_try
+            run.facts.interrupted_calls(run.run_id, probe.probe_id, step, "programmer", partial)
+        raise
     finally:
-        ctx_sandbox.cleanup()
-    outcome.node_try = task_run.task_run.run_count if task_run else 1
+        sandbox.cleanup()
+    outcome.node_try = node_try
     clear_harness_dir(workspace.path)
     changed = workspace.changed_files()
     new_sha = workspace.commit(step, f"evoci: {probe.probe_id} step {step} ({outcome.status.value})\n\n{outcome.message}")
