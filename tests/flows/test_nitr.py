@@ -128,3 +128,18 @@ def test_a_checkout_built_as_one_cmake_project_is_graded_through_its_own_ctest_r
     config = reference_config("one", {"201.retry-setting": "broken", "202.percent-clamp": "shortcut"})
     nitr(f"nitr:{one_project_checkout}", config, home=str(tmp_path / "home"), db=str(db))
     assert categories(db, "one") == {"201.retry-setting": "F", "202.percent-clamp": "S"}
+
+
+@pytest.mark.slow
+def test_the_command_line_runs_and_reports_a_nitr_run(tmp_path, capsys):
+    from evoci.cli import main
+
+    home = tmp_path / "home"
+    code = main(["run", "nitr", "--select", "id=001,003", "--agent", "reference", "--agent-option", "solution=shortcut",
+                 "--run-id", "cli", "--home", str(home)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "001.invoice-summary-reuse" in out and "pass rate 0.000 · S-rate 1.000" in out
+    assert categories(home / "evoci.duckdb", "cli") == {"001.invoice-summary-reuse": "S", "003.retry-setting-locality": "S"}
+    assert main(["report", "--run-id", "cli", "--db", str(home / "evoci.duckdb")]) == 0
+    assert "S 2" in capsys.readouterr().out
