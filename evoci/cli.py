@@ -93,15 +93,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from evoci.ui import LiveProgress
     from evoci.flows.benchmark import benchmark
 
-    from evoci.nitr.suites import is_nitr_source, suite_name
+    from evoci.nitr.suites import is_nitr_source
 
     console = console_for_output()
     config = _config(args)
     nitr = is_nitr_source(args.dataset)
+    name = dataset_name(args.dataset)
     if nitr:
+        from evoci.nitr.loader import load_suite
+        from evoci.nitr.suites import run_dataset_name, suite_root
+
         config = config.model_copy(update={"protocol": "nitr"})
-    run = RunContext.create(config, suite_name(args.dataset) if nitr else dataset_name(args.dataset),
-                            home=args.home, db=args.db)
+        name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
+    run = RunContext.create(config, name, home=args.home, db=args.db)
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))

@@ -24,7 +24,7 @@ from evoci.nitr.evaluator import NitrGrade
 from evoci.nitr.loader import NitrProbe, load_suite
 from evoci.nitr.report import publish_nitr_run
 from evoci.nitr.recorder import ProbeRecorder, record_nitr_run
-from evoci.nitr.suites import suite_name, suite_root
+from evoci.nitr.suites import run_dataset_name, suite_root
 from evoci.runtime import RunContext
 from evoci.store import reading
 from evoci.tasks.nitr import nitr_grade_task, nitr_prepare_task, nitr_step_task
@@ -100,9 +100,9 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
     """
     log = get_run_logger()
     config = config.model_copy(update={"protocol": "nitr"})
-    dataset = suite_name(source)
-    run = RunContext.create(config, dataset, home=home, db=db)
     suite = load_suite(suite_root(source), select)
+    dataset = run_dataset_name(source, suite)
+    run = RunContext.create(config, dataset, home=home, db=db)
     record_nitr_run(run, dataset)
     for error in suite.errors:
         log.error("skipped: %s", error)

@@ -43,7 +43,7 @@ class ProbeRecorder:
         p = self.probe
         self.run.facts.task(TaskRow(
             self.run.run_id, p.probe_id, "nitr", "running", repo=p.suite, base_ref="starter", oracle_ref=None,
-            base_sha=p.content_hash, dimension=p.dimension, granularity=p.granularity,
+            dimension=p.dimension, granularity=p.granularity,
             metadata={"language": p.language, "steps": p.steps, "content_hash": p.content_hash,
                       "spec": p.spec_path is not None},
         ))

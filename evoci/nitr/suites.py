@@ -7,6 +7,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evoci.domain import stable_hash
+
+if TYPE_CHECKING:
+    from evoci.nitr.loader import NitrSuite
 
 BUILTIN = "builtin"
 PROBES = Path(__file__).parent / "probes"
@@ -27,6 +33,16 @@ def suite_root(source: str) -> Path:
 
 
 def suite_name(source: str) -> str:
-    """A short, stable name for run ids: ``nitr`` for the built-in suite, ``nitr-<folder>`` otherwise."""
+    """A short, stable name for the record: ``nitr`` for the built-in suite, ``nitr-<folder>`` otherwise."""
     root = suite_root(source)
     return "nitr" if root == PROBES else f"nitr-{root.name}"
+
+
+def run_dataset_name(source: str, suite: "NitrSuite") -> str:
+    """The name run ids derive from: the suite's name plus the identity of the probes selected.
+
+    A changed probe (starter code, TASK, spec, evaluator) or another selection gives another
+    run id, so new results never merge into old ones; the same probes resume the same run.
+    """
+    identity = stable_hash(sorted((p.probe_id, p.content_hash) for p in suite.probes), 8)
+    return f"{suite_name(source)}-{identity}"

@@ -9,7 +9,7 @@ import pytest
 from evoci.errors import InputError
 from evoci.nitr.loader import load_suite
 from evoci.nitr.pipeline import MODULES, parse_pipeline
-from evoci.nitr.suites import PROBES, suite_name, suite_root
+from evoci.nitr.suites import PROBES, run_dataset_name, suite_name, suite_root
 
 
 def test_public_layout_loads_python_and_cpp_cases_and_names_the_unusable_ones(public_checkout):
@@ -104,3 +104,12 @@ def test_a_checkout_built_as_one_cmake_project_places_cases_as_the_checkout_does
     first = probe.grading_pipeline().modules[0]
     assert first.module_name == "build" and "-DNITR_CASE=201.retry-setting" in first.command
     assert probes["202.percent-clamp"].language == "cpp"
+
+
+def test_run_ids_derive_from_the_probes_content_and_selection(public_checkout):
+    source = f"nitr:{public_checkout}"
+    name = run_dataset_name(source, load_suite(public_checkout))
+    assert name.startswith("nitr-NITR-") and name == run_dataset_name(source, load_suite(public_checkout))
+    assert run_dataset_name(source, load_suite(public_checkout, {"id": ["101"]})) != name
+    (public_checkout / "cases" / "101.retry-setting-python" / "TASK.md").write_text("# a changed task\n")
+    assert run_dataset_name(source, load_suite(public_checkout)) != name  # never merges into old results
