@@ -121,28 +121,44 @@ class Workspace:
     def create(cls, path: Path, source: git.Repo, base_sha: str, oracle_sha: str, tests_dir: str) -> tuple["Workspace", str]:
         """Create (or reuse) the workspace; return it and the SHA of iteration 0."""
         ws = cls(path)
-        if ws.git_dir.exists():
-            try:
-                return ws, ws.git.rev_parse("--verify", "refs/tags/iteration-0^{commit}").strip()
-            except git.GitCommandError:
-                pass  # a crash interrupted the creation: start again
-        shutil.rmtree(path, ignore_errors=True)
-        shutil.rmtree(ws.git_dir, ignore_errors=True)
-        path.mkdir(parents=True)
+        found = ws.tagged("iteration-0")
+        if found:
+            return ws, found
+        ws.start_afresh()
         extract_tree(source, base_sha, path)
         ws.purge_nested_git()
         shutil.rmtree(path / tests_dir, ignore_errors=True)
         if tree_has(source, oracle_sha, tests_dir):
             extract_tree(source, oracle_sha, path, [tests_dir])
-        cmd = git.cmd.Git(path.parent)
+        return ws, ws.init("iteration-0", "evoci: iteration 0 — base codebase with the oracle's tests")
+
+    def tagged(self, tag: str) -> str | None:
+        """The commit ``tag`` names in a complete workspace, or None (no repository, or a crash before the tag)."""
+        if not self.git_dir.exists():
+            return None
+        try:
+            return self.git.rev_parse("--verify", f"refs/tags/{tag}^{{commit}}").strip()
+        except git.GitCommandError:
+            return None
+
+    def start_afresh(self) -> None:
+        """Remove any half-made work tree and git folder; leave an empty work tree."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        shutil.rmtree(self.git_dir, ignore_errors=True)
+        self.path.mkdir(parents=True)
+
+    def init(self, tag: str, message: str, *, ignore: tuple[str, ...] = ()) -> str:
+        """Make the git folder for the files already in the work tree, commit them as iteration 0
+        and tag that commit ``tag`` (written last: it marks a complete workspace); return its SHA."""
+        cmd = git.cmd.Git(self.path.parent)
         cmd.update_environment(**_SAFE_ENV)
-        cmd.init("-q", "--bare", "--initial-branch=evoci", str(ws.git_dir))
-        ws.git.config("core.bare", "false")
-        (ws.git_dir / "info").mkdir(exist_ok=True)
-        (ws.git_dir / "info" / "exclude").write_text(f"/{HARNESS_DIR}/\n")
-        sha = ws.commit(0, "evoci: iteration 0 — base codebase with the oracle's tests")
-        ws.git.tag("iteration-0", sha)  # written last: marks a complete workspace
-        return ws, sha
+        cmd.init("-q", "--bare", "--initial-branch=evoci", str(self.git_dir))
+        self.git.config("core.bare", "false")
+        (self.git_dir / "info").mkdir(exist_ok=True)
+        (self.git_dir / "info" / "exclude").write_text("".join(f"{p}\n" for p in (f"/{HARNESS_DIR}/", *ignore)))
+        sha = self.commit(0, message)
+        self.git.tag(tag, sha)
+        return sha
 
     def checkout(self, sha: str) -> None:
         """Make the work tree exactly ``sha``: discard every change and untracked file."""

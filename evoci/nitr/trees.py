@@ -35,32 +35,22 @@ START_TAG = "step-0"
 def create_workspace(path: Path, probe: NitrProbe) -> tuple[Workspace, str]:
     """Create (or reuse) the probe's workspace with its starter code; return it and step 0's SHA."""
     workspace = Workspace(path)
-    if (path / ".git").exists():
-        try:
-            return workspace, workspace.repo.commit(f"refs/tags/{START_TAG}").hexsha
-        except (git.BadName, ValueError):
-            shutil.rmtree(path)  # a crash interrupted the creation: start again
-    path.mkdir(parents=True)
+    found = workspace.tagged(START_TAG)
+    if found:
+        return workspace, found
+    workspace.start_afresh()
     case_dir = Path(probe.case_dir)
     for rel in starter_files(case_dir):
         (path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(case_dir / rel, path / rel)
-    repo = git.Repo.init(path, initial_branch="evoci")
-    with repo.config_writer() as cfg:
-        cfg.set_value("core", "autocrlf", "false")
-        cfg.set_value("commit", "gpgsign", "false")
-    (path / ".git" / "info").mkdir(exist_ok=True)
-    (path / ".git" / "info" / "exclude").write_text(f"/{HARNESS_DIR}/\n__pycache__/\n")
-    sha = workspace.commit(0, f"evoci: {probe.probe_id} starter code")
-    repo.create_tag(START_TAG, ref=sha)  # written last: marks a complete workspace
-    return workspace, sha
+    return workspace, workspace.init(START_TAG, f"evoci: {probe.probe_id} starter code", ignore=("__pycache__/",))
 
 
 def export_commit(workspace: Path, sha: str, dest: Path) -> None:
     """Write the tree of commit ``sha`` (only what git tracks) into ``dest``."""
     buf = io.BytesIO()
     try:
-        git.Repo(workspace).archive(buf, sha, format="tar")
+        Workspace(workspace).repo.archive(buf, sha, format="tar")
     except git.GitCommandError as exc:
         raise SandboxError(f"cannot export commit {sha} of {workspace}: {exc} — delete the probe's run folder to start afresh") from exc
     buf.seek(0)

@@ -31,8 +31,10 @@ markers += {1: ["Dashboards want reports as JSON", "Add a `markdown` format"], 2
 found, seen = [], 0
 for root in (".", ".."):
     for here, dirs, files in os.walk(root):
-        if os.path.abspath(here) == "/":  # the whole file system (a container): skip kernel pseudo-files
-            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
+        if os.path.abspath(here) == "/":  # the whole file system (a sandbox's or a container's root):
+            # skip kernel pseudo-files and the read-only system (the host's /usr under bubblewrap,
+            # gigabytes that evoci never writes to)
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr")]
         for name in files:
             path = os.path.join(here, name)
             seen += 1
@@ -52,7 +54,7 @@ def hostile_config(sandbox: SandboxConfig) -> RunConfig:
     # The script travels in an environment variable: command templates are str.format()ted.
     run_script = "import os; exec(os.environ['HOSTILE'])"
     agent = AgentConfig(kind="command", options={"command": ["python", "-c", run_script, "{iteration}"],
-                                                 "env": {"HOSTILE": HOSTILE}, "timeout_s": 120})
+                                                 "env": {"HOSTILE": HOSTILE}, "timeout_s": 300})
     return RunConfig(run_id="leak", protocol="nitr", programmer=agent, architect=agent, grade_every_step=True,
                      node_retries=0, sandbox=sandbox)
 
