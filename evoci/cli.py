@@ -76,6 +76,7 @@ def _from_model_block(name: str):
 
 def cmd_run(args: argparse.Namespace) -> int:
     from evoci.datasets import dataset_name
+    from evoci.identity import check_run
     from evoci.report import console_for_output, print_report
     from evoci.runtime import RunContext
     from evoci.ui import LiveProgress
@@ -84,6 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = console_for_output()
     config = _config(args)
     run = RunContext.create(config, dataset_name(args.dataset), home=args.home, db=args.db)
+    check_run(Path(run.db), run.run_id, run.config)  # a changed config never joins a recorded run
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.architect.kind}, sandbox {config.sandbox.kind}, ≤ {config.max_iterations} iterations")
     console.print(f"results: {run.db}", style="dim")

@@ -53,6 +53,11 @@ class EnvironmentSpec(BaseModel):
         """Identity of the environment: equal hashes share one built virtualenv or image."""
         return stable_hash({"python": self.python, "requirements": list(self.requirements)})
 
+    def with_requirements(self, extra: tuple[str, ...] | list[str]) -> "EnvironmentSpec":
+        """This environment plus ``extra`` requirements (those already listed are not repeated)."""
+        added = tuple(r for r in extra if r not in self.requirements)
+        return self.model_copy(update={"requirements": self.requirements + added}) if added else self
+
 
 class TaskSpec(BaseModel):
     """One benchmark instance. For SWE-CI: evolve ``base_ref`` toward ``oracle_ref``."""
@@ -71,6 +76,9 @@ class TaskSpec(BaseModel):
     )
     pythonpath: tuple[str, ...] = Field(("src", "."), description="PYTHONPATH entries, relative to the workspace.")
     test_timeout_s: float | None = Field(None, description="Overrides the run's test timeout for this task.")
+    extra_requirements: tuple[str, ...] = Field(
+        (), description="pip requirement strings added to the environment resolved from the oracle (e.g. 'pytest-cov')."
+    )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Protocol-specific extras, stored as JSON.")
 
 
@@ -140,9 +148,13 @@ class RunConfig(BaseModel):
     node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")
     retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")
 
+    def identity(self) -> dict[str, Any]:
+        """What the results depend on (not the run's name, nor how it is scheduled or retried)."""
+        return self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"})
+
     def config_hash(self) -> str:
-        """Identity of what the results depend on (not the run's name, nor how it is scheduled or retried)."""
-        return stable_hash(self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"}))
+        """Hash of ``identity()``: a run id must never hold results of two different configs."""
+        return stable_hash(self.identity())
 
     def resolved_run_id(self, dataset: str) -> str:
         """The explicit run id, or one derived from the dataset name and config hash."""

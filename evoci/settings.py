@@ -9,6 +9,14 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 
+DB_WAIT_S = 300.0  # how long a write waits for another process to release the results file
+
+
+def db_wait_s() -> float:
+    """Seconds to wait for a results file another process holds (``EVOCI_DB_WAIT_S``, default 300)."""
+    return float(os.environ.get("EVOCI_DB_WAIT_S", DB_WAIT_S))
+
+
 class Paths(BaseModel):
     """evoci's on-disk layout under one home folder (``EVOCI_HOME``, default ``./.evoci``)."""
 

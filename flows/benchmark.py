@@ -13,7 +13,7 @@ re-runs only what did not complete (the rest comes back from persisted results).
 from __future__ import annotations
 
 import contextvars
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -21,6 +21,7 @@ from prefect.logging import get_run_logger
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig
+from evoci.errors import ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
 from evoci.flows.evolve import TaskSummary, evolve, record_run
 
@@ -39,27 +40,42 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         config = config.model_copy(update={"sandbox": SandboxBlock.load(sandbox_block).config()})
     run = RunContext.create(config, dataset_name(dataset), home=home, db=db)
     data = load_dataset(dataset, run.paths)
-    record_run(run)
+    record_run(run, dataset_tasks=len(data.tasks) + len(data.errors))
     for error in data.errors:
         log.error("skipped: %s", error)
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
              config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
-        futures = [
-            pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home, run.db)
-            for spec in data.tasks
-        ]
     summaries: list[TaskSummary] = []
-    failed: list[str] = []
-    for spec, future in zip(data.tasks, futures):
-        try:
-            summaries.append(future.result())
-        except Exception as exc:  # recorded by the subflow; the others went on
-            failed.append(f"{spec.task_id}: {exc}")
+    failed: list[tuple[str, Exception]] = []
+    stopped: str | None = None
+    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
+        futures = {
+            pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home, run.db): spec
+            for spec in data.tasks
+        }
+        for future in as_completed(futures):
+            try:
+                summary = future.result()
+            except CancelledError:
+                continue
+            except Exception as exc:  # recorded by the subflow; the others went on
+                failed.append((futures[future].task_id, exc))
+                continue
+            summaries.append(summary)
+            if summary.stops_run and stopped is None:
+                # The provider rejected the run's key, model or endpoint: every task would fail alike.
+                stopped = summary.reason
+                cancelled = sum(f.cancel() for f in futures)
+                log.error("stopping the run: %s (%d task(s) not started)", stopped, cancelled)
     run.facts.run_finished(run.run_id)
     publish_run(run)  # summary, task table and plots on the run's page; never raises
+    if stopped:
+        raise ProviderRejected(stopped)
     if failed:
-        raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons (retry this flow run): "
-                           + "; ".join(failed))
-    return summaries
+        listed = "; ".join(f"{task_id}: {exc}" for task_id, exc in failed)
+        if all(is_infrastructure(exc) for _, exc in failed):
+            raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons (retry this flow run): {listed}")
+        raise RuntimeError(f"{len(failed)} task(s) failed: {listed} — retrying will not help until the cause is fixed")
+    order = {spec.task_id: i for i, spec in enumerate(data.tasks)}
+    return sorted(summaries, key=lambda s: order[s.task_id])

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
-from flows.evolve import evolve
+from evoci.flows.evolve import evolve
 from tests.flows.helpers import query
 from tests.repos import calc_repo
 

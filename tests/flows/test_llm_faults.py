@@ -7,7 +7,7 @@ import pytest
 from evoci.agents.scripted import (ScriptedLLMServer, context_overflow, rate_limited, refusal, server_error, text,
                                    tool_call)
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
-from flows.evolve import evolve
+from evoci.flows.evolve import evolve
 from tests.flows.helpers import query
 from tests.repos import CALC_V0, calc_repo
 
