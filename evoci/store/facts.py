@@ -129,7 +129,11 @@ class Facts:
         return None
 
     def claim_task(self, row: TaskRow, *, resolved: tuple[str, ...] = ()) -> list[str]:
-        """Record the task unless its recorded spec (or the ``resolved`` columns) differ; return the differences."""
+        """Record the task unless its recorded spec (or the ``resolved`` columns) differ; return the differences.
+
+        A task already recorded is updated only by a claim that checks ``resolved`` columns, so a
+        refused task keeps its recorded state.
+        """
         from evoci.identity import changes
 
         with self._transaction() as con:
@@ -144,6 +148,8 @@ class Facts:
                          if recorded[k] is not None and getattr(row, k) is not None and recorded[k] != getattr(row, k)]
                 if diff:
                     return diff
+                if not resolved:
+                    return []  # the spec matches; the state is left alone until the commits match too
             con.execute(*_task(row))
         return []
 
