@@ -13,14 +13,14 @@ re-runs only what did not complete (the rest comes back from persisted results).
 from __future__ import annotations
 
 import contextvars
-from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from prefect import flow
 from prefect.logging import get_run_logger
 
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
-from evoci.domain import RunConfig
+from evoci.domain import RunConfig, TaskSpec
 from evoci.errors import ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
 from evoci.flows.evolve import TaskSummary, evolve, record_run
@@ -49,25 +49,33 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
     summaries: list[TaskSummary] = []
     failed: list[tuple[str, Exception]] = []
     stopped: str | None = None
+    queue = iter(data.tasks)
     with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
-        futures = {
-            pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home, run.db): spec
-            for spec in data.tasks
-        }
-        for future in as_completed(futures):
-            try:
-                summary = future.result()
-            except CancelledError:
-                continue
-            except Exception as exc:  # recorded by the subflow; the others went on
-                failed.append((futures[future].task_id, exc))
-                continue
-            summaries.append(summary)
-            if summary.stops_run and stopped is None:
-                # The provider rejected the run's key, model or endpoint: every task would fail alike.
-                stopped = summary.reason
-                cancelled = sum(f.cancel() for f in futures)
-                log.error("stopping the run: %s (%d task(s) not started)", stopped, cancelled)
+        running: dict[Future, TaskSpec] = {}
+
+        def start_next() -> None:
+            spec = next(queue, None)
+            if spec is not None and stopped is None:
+                running[pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home,
+                                    run.db)] = spec
+
+        for _ in range(config.concurrency):
+            start_next()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                spec = running.pop(future)
+                try:
+                    summary = future.result()
+                except Exception as exc:  # recorded by the subflow; the others went on
+                    failed.append((spec.task_id, exc))
+                else:
+                    summaries.append(summary)
+                    if summary.stops_run and stopped is None:
+                        # The provider rejected the run's key, model or endpoint: every task would fail alike.
+                        stopped = summary.reason
+                        log.error("stopping the run, no further task starts: %s", stopped)
+                start_next()
     run.facts.run_finished(run.run_id)
     publish_run(run)  # summary, task table and plots on the run's page; never raises
     if stopped:
