@@ -104,18 +104,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def results_db(args: argparse.Namespace) -> Path:
+    """The results file a reading command uses: the same defaults as ``evoci run`` (--db, else
+    $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending spooled facts
+    are written first, so what is read is complete."""
+    from evoci.settings import Paths
+    from evoci.store import Facts
+
+    db = Paths.of(args.home).results_db(args.db)
+    if db.exists():
+        Facts(db).flush()
+    return db
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     from evoci.report import run_sql
 
-    return run_sql(Path(args.db) if args.db else None, args.query, output=args.format)
+    return run_sql(results_db(args), args.query, output=args.format)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from evoci.digest import latest_run_id as latest_run
     from evoci.report import print_report
-    from evoci.settings import Paths
 
-    db = Path(args.db).absolute() if args.db else Paths.default().db
+    db = results_db(args)
     run_id = args.run_id or latest_run(db)
     if args.html:
         from evoci.report_html import write_html
@@ -128,10 +140,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_trajectory(args: argparse.Namespace) -> int:
     from evoci.report import print_trajectory
-    from evoci.settings import Paths
 
-    db = Path(args.db).absolute() if args.db else Paths.default().db
-    return print_trajectory(db, args.run_id, args.task_id, args.iteration, role=args.role)
+    return print_trajectory(results_db(args), args.run_id, args.task_id, args.iteration, role=args.role)
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -149,9 +159,14 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
+    _results_options(p)
+
+
+def _results_options(p: argparse.ArgumentParser) -> None:
+    """--home, --db and -v, with the same defaults for every command that writes or reads results."""
     p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
     p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
-    p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
+    p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs and full tracebacks")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -169,14 +184,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sql = sub.add_parser("sql", help="query the results database, read-only")
     sql.add_argument("query", help='e.g. "select * from evoscore(gamma := 1.5)"')
-    sql.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or ./.evoci/evoci.duckdb)")
+    _results_options(sql)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
     sql.set_defaults(func=cmd_sql)
 
     report = sub.add_parser("report", help="a run's scores")
     report.add_argument("--run-id", help="default: the latest run")
     report.add_argument("--gamma", type=float, default=1.0, help="EvoScore's γ (default: 1)")
-    report.add_argument("--db", help="DuckDB results file")
+    _results_options(report)
     report.add_argument("--html", metavar="FILE", help="write the run's summary, tables and plots to one self-contained HTML file")
     report.set_defaults(func=cmd_report)
 
@@ -185,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     traj.add_argument("task_id")
     traj.add_argument("iteration", type=int)
     traj.add_argument("--role", choices=["architect", "programmer"])
-    traj.add_argument("--db", help="DuckDB results file")
+    _results_options(traj)
     traj.set_defaults(func=cmd_trajectory)
 
     try:
@@ -213,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evoci: interrupted — re-run the same command to resume", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an unforeseen failure: one line, the traceback only with -v
+        if getattr(args, "verbose", False):
+            raise
+        print(f"evoci: {type(exc).__name__}: {exc} — run the command again with -v for the full traceback",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

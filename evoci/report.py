@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -17,6 +18,10 @@ from rich.table import Table
 from evoci.digest import fmt, load_digest
 from evoci.settings import Paths
 from evoci.store import connect
+
+# The order the roles act in within one iteration: the architect, then the programmer.
+ROLE_ORDER = "case role when 'architect' then 0 when 'programmer' then 1 else 2 end"
+
 
 def console_for_output() -> Console:
     """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
@@ -49,8 +54,19 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         f"avg turns {fmt(digest.avg_turns, 1)} · cost ${fmt(digest.cost_usd, 4)} "
         f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
     )
-    console.print(f"query these numbers: evoci sql \"select * from evoscore(gamma := {gamma:g}) where run_id = '{run_id}'\"",
-                  style="dim")
+    console.print(f"query these numbers: {sql_hint(db, f'select * from evoscore(gamma := {gamma:g}) where run_id = {run_id!r}')}",
+                  style="dim", soft_wrap=True)
+
+
+def sql_hint(db: Path, query: str) -> str:
+    """An ``evoci sql`` command that can be pasted as printed: this program's path, and --db unless it is the default."""
+    program = Path(sys.argv[0]) if sys.argv and Path(sys.argv[0]).name == "evoci" else Path("evoci")
+    # Double quotes read best around SQL's single quotes; shlex quoting when they would not be safe.
+    quoted = f'"{query}"' if not set(query) & set('"$`\\!') else shlex.quote(query)
+    command = f"{shlex.quote(str(program))} sql {quoted}"
+    if Path(db).absolute() != Paths.default().db:
+        command += f" --db {shlex.quote(str(Path(db).absolute()))}"
+    return command
 
 
 def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
@@ -88,14 +104,15 @@ def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, rol
     console = console_for_output()
     with connect(db, read_only=True) as con:
         rows = con.execute(
-            """select role, status, message, seconds, trajectory from trajectories
-               where run_id = ? and task_id = ? and iteration = ? and (? is null or role = ?) order by role desc""",
+            f"""select role, status, message, seconds, trajectory from trajectories
+               where run_id = ? and task_id = ? and iteration = ? and (? is null or role = ?)
+               order by {ROLE_ORDER}, role""",
             [run_id, task_id, iteration, role, role],
         ).fetchall()
         calls = con.execute(
-            """select role, call_index, model, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s,
+            f"""select role, call_index, model, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s,
                       finish_reason, error from agent_calls
-               where run_id = ? and task_id = ? and iteration = ? order by role desc, call_index""",
+               where run_id = ? and task_id = ? and iteration = ? order by {ROLE_ORDER}, role, node_try, node_run, call_index""",
             [run_id, task_id, iteration],
         ).fetchall()
     if not rows:

@@ -26,6 +26,15 @@ class Paths(BaseModel):
     def default(cls) -> "Paths":
         return cls(home=Path(os.environ.get("EVOCI_HOME", ".evoci")).absolute())
 
+    @classmethod
+    def of(cls, home: str | Path | None) -> "Paths":
+        """The layout under ``home`` (``--home``), else the default one."""
+        return cls(home=Path(home).absolute()) if home else cls.default()
+
+    def results_db(self, db: str | Path | None = None) -> Path:
+        """The results file: ``db`` (``--db``) if given, else this home's default (``db``)."""
+        return Path(db).absolute() if db else self.db
+
     @property
     def db(self) -> Path:
         """The DuckDB results database (override with ``EVOCI_DB`` or ``--db``)."""
