@@ -16,15 +16,21 @@ import sys
 from pathlib import Path
 
 
-def _prefect_defaults(verbose: bool) -> None:
-    """Settings Prefect reads at import: quiet, patient with the ephemeral server's start-up."""
+def _prefect_defaults(verbose: bool, command: str = "") -> None:
+    """Settings Prefect reads at import: quiet, patient with the ephemeral server's start-up.
+
+    Without -v, ``run`` and ``demo`` show only evoci's own lines: each task's progress and how it
+    ended, bad dataset lines and the score table. Prefect's console logs (failed runs come with
+    full tracebacks) appear with -v, and always in the Prefect UI.
+    """
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     if not verbose:
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL", "WARNING")
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL", "WARNING")
+        level = "CRITICAL" if command in ("run", "demo") else "WARNING"
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", level)
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL", level)
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL", level)
 
 
 def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
@@ -217,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _prefect_defaults(getattr(args, "verbose", False))
+    _prefect_defaults(getattr(args, "verbose", False), args.command)
+
     from evoci.errors import EvociError
 
     try:

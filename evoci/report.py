@@ -54,8 +54,24 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         f"avg turns {fmt(digest.avg_turns, 1)} · cost ${fmt(digest.cost_usd, 4)} "
         f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
     )
+    _print_completeness(db, run_id, console)
     console.print(f"query these numbers: {sql_hint(db, f'select * from evoscore(gamma := {gamma:g}) where run_id = {run_id!r}')}",
                   style="dim", soft_wrap=True)
+
+
+def _print_completeness(db: Path, run_id: str, console: Console) -> None:
+    """Say so when the run is partial (run_completeness), and list the dataset lines that were skipped."""
+    with connect(db, read_only=True) as con:
+        row = con.execute("select tasks_expected, tasks_unscored, unscored_reasons from run_completeness "
+                          "where run_id = ?", [run_id]).fetchone()
+        skipped = con.execute("select message from failures where run_id = ? and node = 'dataset' order by message",
+                              [run_id]).fetchall()
+    for (message,) in skipped:
+        console.print(f"[yellow]skipped:[/] {message}", soft_wrap=True)
+    if row and row[1]:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(row[2].items()))
+        console.print(f"[yellow]partial run:[/] {row[1]} of the dataset's {row[0]} task(s) have no score ({reasons}) "
+                      "— these numbers are not the whole dataset's", soft_wrap=True)
 
 
 def sql_hint(db: Path, query: str) -> str:

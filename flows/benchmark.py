@@ -83,7 +83,8 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
     if failed:
         listed = "; ".join(f"{task_id}: {exc}" for task_id, exc in failed)
         if all(is_infrastructure(exc) for _, exc in failed):
-            raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons (retry this flow run): {listed}")
+            raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons: {listed} — retry this flow "
+                               "run, or run the same command again, to redo only what did not complete")
         raise RuntimeError(f"{len(failed)} task(s) failed: {listed} — retrying will not help until the cause is fixed")
     order = {spec.task_id: i for i, spec in enumerate(data.tasks)}
     return sorted(summaries, key=lambda s: order[s.task_id])
