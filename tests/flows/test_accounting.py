@@ -15,7 +15,7 @@ from evoci.agents.scripted import ScriptedLLMServer, text, tool_call
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
 from evoci.errors import SandboxError
 from evoci.flows.evolve import evolve
-from tests.flows.helpers import query
+from tests.flows.helpers import fail_first_write, query
 from tests.repos import CALC_V0, calc_repo
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
@@ -67,17 +67,7 @@ def test_calls_of_a_killed_run_its_resume_and_a_retried_node_are_each_counted_on
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         assert first_run[0].wait(timeout=600) == -signal.SIGKILL
 
-        from evoci.sandbox.local import LocalSandbox
-
-        original, failed = LocalSandbox.write_file, []
-
-        def flaky_write(self, path, content):
-            if path == "src/calc/__init__.py" and not failed:
-                failed.append(path)
-                raise SandboxError("workspace volume went away")
-            return original(self, path, content)
-
-        monkeypatch.setattr(LocalSandbox, "write_file", flaky_write)
+        fail_first_write(monkeypatch, "src/calc/__init__.py")
         with pytest.raises(SandboxError):
             evolve(task, config, home=str(home))  # the resume: the programmer node fails after paying
         summary = evolve(task, config, home=str(home))  # the retry: only the programmer node runs again
