@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import json
-import shlex
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from evoci.digest import fmt, load_digest
+from evoci.digest import fmt, load_digest, sql_hint
 from evoci.settings import Paths
 from evoci.store import connect
 
@@ -72,17 +71,6 @@ def _print_completeness(db: Path, run_id: str, console: Console) -> None:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(row[2].items()))
         console.print(f"[yellow]partial run:[/] {row[1]} of the dataset's {row[0]} task(s) have no score ({reasons}) "
                       "— these numbers are not the whole dataset's", soft_wrap=True)
-
-
-def sql_hint(db: Path, query: str) -> str:
-    """An ``evoci sql`` command that can be pasted as printed: this program's path, and --db unless it is the default."""
-    program = Path(sys.argv[0]) if sys.argv and Path(sys.argv[0]).name == "evoci" else Path("evoci")
-    # Double quotes read best around SQL's single quotes; shlex quoting when they would not be safe.
-    quoted = f'"{query}"' if not set(query) & set('"$`\\!') else shlex.quote(query)
-    command = f"{shlex.quote(str(program))} sql {quoted}"
-    if Path(db).absolute() != Paths.default().db:
-        command += f" --db {shlex.quote(str(Path(db).absolute()))}"
-    return command
 
 
 def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
