@@ -4,7 +4,8 @@ Runs the built-in demo end to end in a fresh home and reports, all from the same
   1. end-to-end wall time of `evoci demo` (Prefect start-up included);
   2. per-iteration harness overhead: the time between two iterations' "recorded" events
      minus the test run and the agents' own time (median over iterations);
-  3. the test node's wall time (the Prefect task, as the flow calls it, cache refreshed)
+  3. the test node's wall time (the Prefect task, as the flow calls it, cache refreshed: grading
+     tree built, tests run in the configured sandbox, bubblewrap by default)
      against a bare `python -m pytest --json-report` on the same code with the same
      interpreter (medians of --repeats alternating runs), as a ratio.
 
@@ -92,7 +93,7 @@ def main() -> None:
     print(f"{'end-to-end wall time of the demo (s)':<48} {end_to_end:>10.2f}")
     print(f"{'harness overhead per iteration, median (s)':<48} {statistics.median(overheads):>10.3f}")
     print(f"{'harness overhead per iteration, max (s)':<48} {max(overheads):>10.3f}")
-    print(f"{'test node wall time, median (s)':<48} {node_med:>10.3f}")
+    print(f"{'test node (grading tree, sandbox), median (s)':<48} {node_med:>10.3f}")
     print(f"{'bare pytest --json-report, median (s)':<48} {bare_med:>10.3f}")
     print(f"{'ratio test node / bare pytest':<48} {node_med / bare_med:>10.2f}")
 

@@ -159,7 +159,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--programmer-block", metavar="NAME", help="a saved evoci-model Prefect block for the programmer")
     p.add_argument("--agent-option", action="append", metavar="KEY=VALUE", help="agent setting, e.g. provider=anthropic (repeatable)")
     p.add_argument("--max-iterations", type=int, default=20, metavar="N", help="most CI iterations per task (default: 20)")
-    p.add_argument("--sandbox", default="local", help="where tests run: local or docker (default: local)")
+    p.add_argument("--sandbox", default="local", help="where agents and tests run: local (bubblewrap), docker, or host (no isolation: "
+                   "only for agents you trust; recorded with the run) (default: local)")
     p.add_argument("--sandbox-option", action="append", metavar="KEY=VALUE", help="sandbox setting, e.g. memory=2g (repeatable)")
     p.add_argument("--sandbox-block", metavar="NAME", help="take kind and options from a saved evoci-sandbox Prefect block")
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")

@@ -53,6 +53,13 @@ where run_id = $run_id and ($task_id is null or task_id = $task_id)
 order by task_id, iteration
 """
 
+INTEGRITY = """
+select task_id, iteration, event, tampered_files, discarded_files, integrity_flags
+from integrity_events
+where run_id = $run_id and ($task_id is null or task_id = $task_id)
+order by task_id, iteration, attempt
+"""
+
 # Runs compared with this one: the latest runs of the same dataset (this one included) that
 # have a score. Ranked among themselves with evoscore_gamma_ranking's rule (dense rank by
 # EvoScore, 1 = best); that view ranks every run in the file, whatever its dataset.
@@ -115,6 +122,18 @@ class RankingPoint:
     rank: int
 
 
+@dataclass(frozen=True)
+class IntegrityEvent:
+    """One iteration whose grade the harness protected (``integrity_events``)."""
+
+    task_id: str
+    iteration: int
+    event: str  # flagged | tampered | discarded
+    tampered_files: list[str]
+    discarded_files: list[str]
+    integrity_flags: list[str]
+
+
 @dataclass
 class RunDigest:
     run_id: str
@@ -136,6 +155,7 @@ class RunDigest:
     output_tokens: int
     tasks: list[TaskDigest] = field(default_factory=list)
     ranking: list[RankingPoint] = field(default_factory=list)
+    integrity: list[IntegrityEvent] = field(default_factory=list)
     db: Path | None = None  # the results file it was read from (hints name it)
 
     @property
@@ -151,7 +171,13 @@ class RunDigest:
         return f"architect {describe(architect)}, programmer {describe(programmer)}"
 
     def sandbox(self) -> str:
-        return (self.config.get("sandbox") or {}).get("kind", "local")
+        """The sandbox in words, saying loudly when agents' code ran without isolation."""
+        sandbox = self.config.get("sandbox") or {}
+        kind = sandbox.get("kind", "local")
+        if kind == "host":
+            why = (sandbox.get("options") or {}).get("unisolated_because")
+            return "host — NOT isolated (" + (why or "chosen with --sandbox host") + ")"
+        return {"local": "local (bubblewrap)"}.get(kind, kind)
 
 
 def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: float = 1.0) -> RunDigest:
@@ -165,6 +191,7 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
             raise StorageError(f"no run {run_id!r} in {db} — list runs with: {sql_hint(db, 'select run_id from runs')}")
         tasks = con.execute(TASKS, {**params, "gamma": gamma}).fetchall()
         iterations = con.execute(ITERATIONS, params).fetchall()
+        integrity = con.execute(INTEGRITY, params).fetchall()
         ranking = [] if task_id else con.execute(RANKING, {"run_id": run_id, "gammas": RANKING_GAMMAS,
                                                                     "max_runs": MAX_COMPARED_RUNS}).fetchall()
     (run_id, dataset, max_iterations, config, created_at, finished_at, n_tasks, n_scored, evoscore, zero_rate,
@@ -179,7 +206,8 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
         avg_turns=avg_turns, calls=calls or 0, cost_usd=cost_usd or 0.0, input_tokens=input_tokens or 0,
         output_tokens=output_tokens or 0,
         tasks=[TaskDigest(*row, iterations=by_task.get(row[0], [])) for row in tasks],
-        ranking=[RankingPoint(*row) for row in ranking], db=Path(db),
+        ranking=[RankingPoint(*row) for row in ranking],
+        integrity=[IntegrityEvent(*row) for row in integrity], db=Path(db),
     )
 
 

@@ -106,6 +106,12 @@ class TestReport(BaseModel):
     exit_code: int | None = None
     duration_s: float = 0.0
     output_tail: str = Field("", description="The last lines of pytest's output, for people reading a failure.")
+    graded_overrides: list[str] = Field(
+        default_factory=list, description="Paths where the graded tree differs from the agent's (restored or removed)."
+    )
+    integrity_flags: list[str] = Field(
+        default_factory=list, description="Additions to the source that reach into the test framework (to be read)."
+    )
 
     def outcomes_for(self, targets: list[str] | tuple[str, ...]) -> dict[str, str]:
         """One outcome per target test id; ``missing`` when the report lacks it."""
@@ -118,7 +124,11 @@ class TestReport(BaseModel):
 class SandboxConfig(BaseModel):
     """Where test runs and agents execute."""
 
-    kind: Literal["local", "docker"] = Field("local", description="'local': per-task virtualenv; 'docker': containers.")
+    kind: Literal["local", "docker", "host"] = Field(
+        "local",
+        description="'local': per-task virtualenv under bubblewrap; 'docker': containers; "
+        "'host': virtualenv without isolation (opt-in, trusted agents only).",
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings (image, limits, ...).")
 
 

@@ -1,158 +1,168 @@
 """The test node's work: run a task's pytest suite in any sandbox and read what happened.
 
-pytest runs with pytest-json-report writing to ``.evoci/report-<random>.json`` inside the
-workspace; the report is read back through the sandbox and removed.
+pytest starts through ``evoci.grading.launcher`` (``python -I``: the environment's pytest and
+plugins are imported before any code of the tree can be; autoloading off; the report streamed to
+the harness on a channel the tested code does not write to). The configuration is the
+reference's, passed explicitly: ``-c .evoci/pytest.ini --rootdir <tree> --confcutdir <tree>``,
+so neither a configuration file the agent wrote nor one above the tree is read.
 
-Who is to blame when the run goes wrong decides whether the iteration is scored or
-retried (evoci's metric definitions, "SWE-CI protocol"), so every ending is classified:
+Who is to blame when the run goes wrong decides whether the iteration is scored or retried
+(evoci's metric definitions, "SWE-CI protocol"). Infrastructure is only what the harness can
+prove; everything else the code under test could have caused is the agent's outcome:
 
 ==============================================  =========================================
-pytest ended with                               result
+the run ended with                              result
 ==============================================  =========================================
-the test timeout                                ``TIMEOUT``, no outcomes
-exit 0 or 1, report written                     ``OK``
-exit 2, 3, 5 (collection errors, internal       ``AGENT_ERROR``, scored from the report's
-error from a conftest hook, no tests) or any    tests (usually none pass)
-other code a conftest chose, report written
-exit 4 "ImportError while loading conftest"     see "no report" below (the codebase's
-                                                conftest, usually importing broken code)
-exit 4 otherwise (usage error)                  raise ``SandboxError``: the test command,
-                                                or an ``addopts`` plugin missing from the
-                                                environment, is wrong — not the agent
-killed by SIGKILL, SIGTERM, SIGINT, … that      raise ``SandboxError`` (out of memory, the
-evoci did not send                              host or an operator killed it)
-killed by a crash signal (SIGSEGV, SIGABRT,     see "no report" below
-SIGBUS, SIGFPE, SIGILL, …)
-no report (any other case)                      the **canary** decides
-an unreadable report                            raise ``SandboxError``
+the test timeout (the harness's own kill)       ``TIMEOUT``, no outcomes
+a report, exit 0 or 1                           ``OK``
+a report, any other exit (collection errors,    ``AGENT_ERROR``, scored from the report
+internal error, usage error, no tests)
+no report (a crash, a signal, ``os._exit``,     the **canary** decides
+a conftest that cannot import, exit 4 …)
+a sandbox that lost the exit status             raise ``HarnessTimeout``
 ==============================================  =========================================
 
-**The canary rule.** A suite can end without a report for two kinds of reasons: the
-harness is broken (pytest or the plugin missing from the environment, ``.evoci/`` not
-writable, disk full — the plugin only *prints* "could not save report"), or the code under
-test killed pytest (``os._exit`` in an import, a segfault in an extension, a conftest that
-cannot be imported). To tell them apart, evoci runs a canary in the same sandbox:
-``python -I -c "import pytest, pytest_jsonreport"`` that also writes a file next to where
-the report should be. ``-I`` keeps the workspace off ``sys.path``, so the codebase cannot
-break the canary (a stray ``pytest.py`` or ``json.py`` in it is ignored). If the canary
-fails, the environment is broken: raise ``SandboxError`` so Prefect retries. If it passes,
-the environment could have written a report and the codebase stopped it: ``AGENT_ERROR``
-with no outcomes (every target test scores ``missing``).
+**The canary rule.** A run can end without a report because the harness is broken (pytest or
+the plugin missing from the environment, the sandbox unable to start) or because the code under
+test stopped it. The canary runs ``python -I -c "import pytest, pytest_jsonreport"`` in the same
+sandbox: it fails → the environment or the sandbox is broken → raise ``SandboxError`` (Prefect
+retries the node). It passes → the same harness could have produced a report and the code under
+test prevented it → ``AGENT_ERROR`` with no outcomes (every target scores ``missing``). A pytest
+usage error (exit 4) is the agent's too: the configuration is the reference's and was proven on
+the reference's own run; on that run itself, ``evoci.sandbox.repair`` reads the error (a
+``--cov`` with no ``pytest-cov``) before the task is judged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import posixpath
 import secrets
 import signal
 from pathlib import PurePosixPath
 from typing import Any
 
 from evoci.domain import OUTCOMES, TaskSpec, TestReport, TestStatus
-from evoci.errors import HarnessTimeout, SandboxError
+from evoci.errors import HarnessTimeout, SandboxError, TaskSpecError
+from evoci.grading.launcher import FRAME, LAUNCHER
 from evoci.sandbox.base import ExecResult, Sandbox
 
 log = logging.getLogger(__name__)
 
-REPORT_DIR = ".evoci"  # the harness folder (agents.base.HARNESS_DIR), never committed
+CONFIG_FILE = ".evoci/pytest.ini"  # the reference's runner configuration, in the graded tree
 DETAIL_LIMIT = 8 * 1024  # characters of failure text kept per test
 TAIL_LINES = 60
+# The report travels on the launcher's standard output: room for tens of thousands of tests.
+REPORT_LIMIT = 64 * 1024 * 1024
 # Report fields evoci never reads. Streams matter most: a test printing 100 MB would
 # otherwise put 100 MB into the report.
 _OMIT = ("streams", "log", "keywords", "warnings", "traceback")
-# Signals a process raises on itself when its own code crashes.
-_CRASH_SIGNALS = frozenset(
-    {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT, signal.SIGSYS, signal.SIGTRAP}
-)
 _HOUSEKEEPING_TIMEOUT_S = 120.0
-_CANARY = (
-    "import pathlib, sys, pytest, pytest_jsonreport; "
-    "p = pathlib.Path(sys.argv[1]); p.parent.mkdir(parents=True, exist_ok=True); p.write_text('ok')"
-)
+_CANARY = "import pytest, pytest_jsonreport"
 
 
-def pytest_command(task: TaskSpec, report_path: str) -> list[str]:
-    """The task's pytest invocation plus the options evoci needs to read its results."""
+def pytest_args(task: TaskSpec, root: str, report_path: str) -> list[str]:
+    """pytest's arguments: the task's own (after ``python -m pytest`` or ``pytest``), evoci's around them."""
+    args = _task_args(task)
     return [
-        *task.test_command,
-        "--json-report",
-        f"--json-report-file={report_path}",
-        "--json-report-omit",
-        *_OMIT,
-        "-p",
-        "no:cacheprovider",
-        "-q",
-    ]
+        "-c", f"{root}/{CONFIG_FILE}", f"--rootdir={root}", f"--confcutdir={root}",
+        "--json-report", f"--json-report-file={report_path}", "--json-report-omit", *_OMIT,
+        "-p", "no:cacheprovider", "-q", *args,
+    ]  # fmt: skip
 
 
-def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit: int) -> TestReport:
-    """Run ``task``'s tests in ``sandbox``; raise only for infrastructure failures (see module docstring)."""
-    token = secrets.token_hex(8)
-    report_path = f"{REPORT_DIR}/report-{token}.json"
-    canary_path = f"{REPORT_DIR}/canary-{token}"
-    env = {"PYTHONPATH": ":".join(task.pythonpath)}
-    try:
-        result = sandbox.exec(pytest_command(task, report_path), env=env, timeout=timeout, output_limit=output_limit)
-        return _classify(sandbox, task, result, report_path, canary_path)
-    finally:
-        _remove(sandbox, report_path, canary_path)
+def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit: int,
+               runner_config: str = "[pytest]\n") -> TestReport:
+    """Run ``task``'s tests in ``sandbox`` under ``runner_config``; raise only for infrastructure (module docstring)."""
+    sandbox.write_file(CONFIG_FILE, runner_config)
+    root = sandbox.visible_root
+    report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
+    paths = [posixpath.normpath(posixpath.join(root, p)) for p in task.pythonpath]
+    cmd = [_python(task), "-I", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths,
+           *pytest_args(task, root, report_path)]  # fmt: skip
+    # Child processes of the tests import the tree as `python -m pytest` with PYTHONPATH would.
+    env = {"PYTHONPATH": ":".join(paths)}
+    result = sandbox.exec(cmd, env=env, timeout=timeout, output_limit=max(output_limit, REPORT_LIMIT))
+    return _classify(sandbox, task, result)
 
 
-def _classify(sandbox: Sandbox, task: TaskSpec, result: ExecResult, report_path: str, canary_path: str) -> TestReport:
+def _task_args(task: TaskSpec) -> list[str]:
+    cmd = list(task.test_command)
+    if len(cmd) >= 3 and PurePosixPath(cmd[0]).name.startswith("python") and cmd[1:3] == ["-m", "pytest"]:
+        return cmd[3:]
+    if cmd and PurePosixPath(cmd[0]).name in ("pytest", "py.test"):
+        return cmd[1:]
+    raise TaskSpecError(
+        f"test_command {cmd} does not run pytest: write it as ['python', '-m', 'pytest', <args>…] "
+        "or ['pytest', <args>…] (evoci adds its own options)"
+    )
+
+
+def _python(task: TaskSpec) -> str:
+    first = task.test_command[0] if task.test_command else "python"
+    return first if PurePosixPath(first).name.startswith("python") else "python"
+
+
+def _classify(sandbox: Sandbox, task: TaskSpec, result: ExecResult) -> TestReport:
     tail = _tail(result)
     common = {"exit_code": result.exit_code, "duration_s": result.duration_s, "output_tail": tail}
     if result.timed_out:
         return TestReport(status=TestStatus.TIMEOUT, **common)
-    code = result.exit_code
-    if code is None:
+    if result.exit_code is None:
         raise HarnessTimeout(f"the sandbox lost the test process's exit status; output ends:\n{tail}")
-    if code < 0 and -code not in _CRASH_SIGNALS:
-        raise SandboxError(
-            f"pytest was killed by {_signal_name(-code)}, which evoci did not send (out of memory, "
-            f"or the host stopped it); give the sandbox more memory or retry. Output ends:\n{tail}"
-        )
-    if code == 4 and "while loading conftest" not in result.stdout + result.stderr:
-        raise SandboxError(
-            f"pytest rejected its command line (exit 4, usage error): check the task's test_command "
-            f"{list(task.test_command)} and any addopts plugin missing from the environment. Output ends:\n{tail}"
-        )
-    report = _read_report(sandbox, report_path)
+    report, problem = _read_report(result.stdout)
     if report is None:
-        _require_canary(sandbox, task, canary_path, tail)
-        return TestReport(status=TestStatus.AGENT_ERROR, **common)
+        _require_canary(sandbox, task, tail)
+        ended = _ending(result.exit_code)
+        note = f"[evoci: the test run ended {ended} without a report{': ' + problem if problem else ''}]"
+        return TestReport(status=TestStatus.AGENT_ERROR, **{**common, "output_tail": f"{tail}\n{note}".strip()})
     outcomes, details = _outcomes(report)
-    status = TestStatus.OK if code in (0, 1) else TestStatus.AGENT_ERROR
+    status = TestStatus.OK if result.exit_code in (0, 1) else TestStatus.AGENT_ERROR
     return TestReport(
         status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(report), **common
     )
 
 
-def _read_report(sandbox: Sandbox, path: str) -> dict[str, Any] | None:
+def _read_report(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The report framed on the launcher's output, or None and why not."""
+    data = stdout.encode("utf-8", errors="surrogateescape")
+    at = data.find(FRAME)
+    if at < 0:
+        return None, None
+    header, _, body = data[at:].partition(b"\n")
     try:
-        raw = sandbox.read_file(path)
-    except FileNotFoundError:
-        return None
+        _, size, digest = header.split(b" ")
+        body = body[: int(size)]
+    except ValueError:
+        return None, "its frame is damaged"
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        return None, "it does not match its checksum (cut short, or written over)"
     try:
-        report = json.loads(raw)
-    except ValueError as exc:
-        raise SandboxError(f"pytest-json-report wrote an unreadable report ({exc}); retry the test node") from exc
-    if not isinstance(report, dict):
-        raise SandboxError("pytest-json-report wrote a report that is not a JSON object; retry the test node")
-    return report
+        report = json.loads(body)
+    except ValueError:
+        return None, "it is not JSON"
+    return (report, None) if isinstance(report, dict) else (None, "it is not a JSON object")
 
 
-def _require_canary(sandbox: Sandbox, task: TaskSpec, canary_path: str, tail: str) -> None:
-    """Raise SandboxError unless the environment can import pytest's plugin and write a report."""
-    first = task.test_command[0] if task.test_command else "python"
-    python = first if PurePosixPath(first).name.startswith("python") else "python"
-    canary = sandbox.exec([python, "-I", "-c", _CANARY, canary_path], timeout=_HOUSEKEEPING_TIMEOUT_S)
+def _require_canary(sandbox: Sandbox, task: TaskSpec, tail: str) -> None:
+    """Raise SandboxError unless the sandbox can start the environment's pytest and its report plugin."""
+    canary = sandbox.exec([_python(task), "-I", "-c", _CANARY], timeout=_HOUSEKEEPING_TIMEOUT_S)
     if not canary.ok:
         raise SandboxError(
-            "pytest wrote no report and the environment cannot run pytest-json-report or write "
-            f"{REPORT_DIR}/ (canary: {_tail(canary, 10)}); rebuild the environment or free disk space. "
+            "pytest wrote no report and the sandbox cannot start pytest-json-report "
+            f"(canary: {_tail(canary, 10)}); rebuild the environment or check the sandbox. "
             f"pytest's output ends:\n{tail}"
         )
+
+
+def _ending(code: int) -> str:
+    if code < 0:
+        return f"by {_signal_name(-code)}"
+    if code > 128 and code - 128 in signal.valid_signals():
+        return f"with exit {code} ({_signal_name(code - 128)}?)"
+    return f"with exit {code}"
 
 
 def _outcomes(report: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
@@ -178,13 +188,6 @@ def _collection_errors(report: dict[str, Any]) -> dict[str, str]:
         for c in report.get("collectors") or []
         if c.get("outcome") == "failed"
     }
-
-
-def _remove(sandbox: Sandbox, *paths: str) -> None:
-    """Delete the report and canary files. ``.evoci/`` is never committed, so a failure only warns."""
-    result = sandbox.exec(["rm", "-f", "--", *paths], timeout=_HOUSEKEEPING_TIMEOUT_S)
-    if not result.ok:
-        log.warning("could not remove %s from the workspace: %s", ", ".join(paths), _tail(result, 5))
 
 
 def _cap(text: str, limit: int) -> str:

@@ -47,6 +47,16 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         table.add_row(t.task_id, t.status, f"{fmt(t.n_base)} → {fmt(t.n_target)}", fmt(t.turns), fmt(t.solved),
                       fmt(t.evoscore), fmt(t.zero_regression), fmt(t.regressed_tests), t.reason or "")
     console.print(table)
+    if digest.integrity:
+        events = Table(title="integrity: what the harness undid or flagged (`integrity_events`)", title_justify="left")
+        for col in ("task", "iteration", "event", "detail"):
+            events.add_column(col)
+        for e in digest.integrity:
+            detail = "; ".join([*e.integrity_flags[:3], *(f"overridden: {p}" for p in e.tampered_files[:5]),
+                                *(f"discarded: {p}" for p in e.discarded_files[:3])])
+            events.add_row(e.task_id, str(e.iteration), e.event, detail)
+        console.print(events)
+    console.print(f"sandbox: {digest.sandbox()}", style="dim")
     console.print(
         f"[bold]run[/]: {digest.n_scored}/{digest.n_tasks} tasks scored · EvoScore {fmt(digest.evoscore)} · "
         f"zero-regression rate {fmt(digest.zero_regression_rate)} · solved rate {fmt(digest.solved_rate)} · "

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from evoci.domain import EnvironmentSpec, RunConfig, TaskSpec
+from evoci.domain import EnvironmentSpec, RunConfig, SandboxConfig, TaskSpec
+from evoci.errors import InputError
 from evoci.settings import Paths
 from evoci.store import Facts
 
@@ -31,6 +32,7 @@ class RunContext(BaseModel):
         The id is written into the returned ``config``, so subflows given ``run.config`` join this run.
         """
         paths = Paths.of(home)
+        config = isolated(config)
         run_id = config.run_id or config.resolved_run_id(dataset) + _deployment_run_suffix()
         return cls(
             run_id=run_id, dataset=dataset, config=config.model_copy(update={"run_id": run_id}),
@@ -44,6 +46,29 @@ class RunContext(BaseModel):
     @property
     def facts(self) -> Facts:
         return Facts(Path(self.db))
+
+
+def isolated(config: RunConfig) -> RunConfig:
+    """``config`` with a sandbox that can isolate its agents here, or an InputError saying what to do.
+
+    The local sandbox needs bubblewrap. Without it, agents that run no model-written code (the
+    human replay) fall back to the unisolated ``host`` sandbox — written into the config, so the
+    run's record and its reports say so; any other agent is refused.
+    """
+    if config.sandbox.kind != "local":
+        return config
+    from evoci.agents.base import TRUSTED_KINDS
+    from evoci.sandbox import UNAVAILABLE_HINT, bwrap
+
+    reason = bwrap.available()
+    if reason is None:
+        return config
+    untrusted = sorted({a.kind for a in (config.architect, config.programmer)} - TRUSTED_KINDS)
+    if untrusted:
+        raise InputError(f"agents of kind {', '.join(untrusted)} need an isolated sandbox, and the local one "
+                         f"cannot start here: {reason} — {UNAVAILABLE_HINT}")
+    host = SandboxConfig(kind="host", options={**config.sandbox.options, "unisolated_because": reason})
+    return config.model_copy(update={"sandbox": host})
 
 
 def _deployment_run_suffix() -> str:

@@ -8,6 +8,13 @@ the same SHA: re-running a deterministic agent reproduces SHAs, and SHAs are wha
 Prefect cache keys on.
 
 The oracle's own tree is checked out separately (``oracle/``), for the harness only.
+
+**Git out of reach.** The repository's git folder is *not* in the work tree: it lives beside it
+(``<task>/git``), where no sandbox mounts anything, so nothing an agent or a test writes can
+plant a hook, an ``fsmonitor`` command or a filter in it. Every git call of the harness runs
+with the system and global config ignored and hooks, fsmonitor, submodule recursion and
+external diff drivers switched off; a ``.git`` an agent leaves anywhere in the work tree is
+deleted (and so recorded as a change) before git looks at the tree.
 """
 
 from __future__ import annotations
@@ -27,6 +34,13 @@ from evoci.errors import SandboxError, TaskSpecError
 _IDENTITY = {"GIT_AUTHOR_NAME": "evoci", "GIT_AUTHOR_EMAIL": "evoci@evoci.invalid",
              "GIT_COMMITTER_NAME": "evoci", "GIT_COMMITTER_EMAIL": "evoci@evoci.invalid"}
 _EPOCH = 1_700_000_000  # commit dates: this + iteration, so SHAs are reproducible
+# Config given on the command line wins over any file; it also reaches git's child processes.
+_SAFE_CONFIG = (
+    "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false", "core.sshCommand=false",
+    "submodule.recurse=false", "diff.ignoreSubmodules=all", "protocol.allow=never",
+    "core.pager=cat", "commit.gpgsign=false", "core.autocrlf=false",
+)
+_SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
 
 
 def open_source(repo: str) -> git.Repo:
@@ -51,7 +65,7 @@ def resolve(source: git.Repo, ref: str, what: str) -> str:
         ) from exc
 
 
-def _extract(source: git.Repo, sha: str, dest: Path, paths: list[str] | None = None) -> None:
+def extract_tree(source: git.Repo, sha: str, dest: Path, paths: list[str] | None = None) -> None:
     """Write the tree of ``sha`` (or only ``paths`` of it) into ``dest``."""
     buf = io.BytesIO()
     source.archive(buf, sha, format="tar", **({"path": paths} if paths else {}))
@@ -70,44 +84,72 @@ def tree_has(source: git.Repo, sha: str, path: str) -> bool:
 
 @dataclass(frozen=True)
 class Workspace:
-    """A workspace repository at ``path`` (``.evoci/`` inside it is never committed)."""
+    """A work tree at ``path`` whose git folder is ``path.parent / "git"`` (``.evoci/`` is never committed)."""
 
     path: Path
 
     @property
+    def git_dir(self) -> Path:
+        return self.path.parent / "git"
+
+    @property
     def repo(self) -> git.Repo:
-        return git.Repo(self.path)
+        """The repository, for reading history; commands that touch the work tree go through ``git``."""
+        repo = git.Repo(self.git_dir)
+        repo.git.update_environment(**_SAFE_ENV, GIT_DIR=str(self.git_dir))
+        return repo
+
+    @property
+    def git(self) -> git.cmd.Git:
+        """git for this work tree, with every executable config switched off (see the module docstring)."""
+        cmd = git.cmd.Git(self.path)
+        cmd.update_environment(**_SAFE_ENV, GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.path))
+        cmd.set_persistent_git_options(c=list(_SAFE_CONFIG))
+        return cmd
+
+    def purge_nested_git(self) -> list[str]:
+        """Delete every ``.git`` in the work tree (an agent's planted repository or git-dir link)."""
+        found = sorted(p for p in self.path.rglob(".git"))
+        for entry in found:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        return [p.relative_to(self.path).as_posix() for p in found]
 
     @classmethod
     def create(cls, path: Path, source: git.Repo, base_sha: str, oracle_sha: str, tests_dir: str) -> tuple["Workspace", str]:
         """Create (or reuse) the workspace; return it and the SHA of iteration 0."""
         ws = cls(path)
-        if (path / ".git").exists():
+        if ws.git_dir.exists():
             try:
-                return ws, ws.repo.commit("refs/tags/iteration-0").hexsha
-            except (git.BadName, ValueError):
-                shutil.rmtree(path)  # a crash interrupted the creation: start again
+                return ws, ws.git.rev_parse("--verify", "refs/tags/iteration-0^{commit}").strip()
+            except git.GitCommandError:
+                pass  # a crash interrupted the creation: start again
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(ws.git_dir, ignore_errors=True)
         path.mkdir(parents=True)
-        _extract(source, base_sha, path)
+        extract_tree(source, base_sha, path)
+        ws.purge_nested_git()
         shutil.rmtree(path / tests_dir, ignore_errors=True)
         if tree_has(source, oracle_sha, tests_dir):
-            _extract(source, oracle_sha, path, [tests_dir])
-        repo = git.Repo.init(path, initial_branch="evoci")
-        with repo.config_writer() as cfg:
-            cfg.set_value("core", "autocrlf", "false")
-            cfg.set_value("commit", "gpgsign", "false")
-        (path / ".git" / "info").mkdir(exist_ok=True)
-        (path / ".git" / "info" / "exclude").write_text(f"/{HARNESS_DIR}/\n")
+            extract_tree(source, oracle_sha, path, [tests_dir])
+        cmd = git.cmd.Git(path.parent)
+        cmd.update_environment(**_SAFE_ENV)
+        cmd.init("-q", "--bare", "--initial-branch=evoci", str(ws.git_dir))
+        ws.git.config("core.bare", "false")
+        (ws.git_dir / "info").mkdir(exist_ok=True)
+        (ws.git_dir / "info" / "exclude").write_text(f"/{HARNESS_DIR}/\n")
         sha = ws.commit(0, "evoci: iteration 0 — base codebase with the oracle's tests")
-        repo.create_tag("iteration-0", ref=sha)  # written last: marks a complete workspace
+        ws.git.tag("iteration-0", sha)  # written last: marks a complete workspace
         return ws, sha
 
     def checkout(self, sha: str) -> None:
         """Make the work tree exactly ``sha``: discard every change and untracked file."""
-        repo = self.repo
         try:
-            repo.git.checkout("--force", "--detach", sha)
-            repo.git.clean("-ffdx")
+            self.purge_nested_git()
+            self.git.checkout("--force", "--detach", sha)
+            self.git.clean("-ffdx")
         except git.GitCommandError as exc:
             raise SandboxError(
                 f"workspace {self.path} cannot check out {sha}: {exc} — delete {self.path.parent} to start this task afresh"
@@ -115,35 +157,39 @@ class Workspace:
 
     def changed_files(self) -> list[str]:
         """Paths changed, added or deleted in the work tree (harness files excluded)."""
-        out = self.repo.git.status("--porcelain", "--untracked-files=all", "--no-renames")
+        out = self.git.status("--porcelain", "--untracked-files=all", "--no-renames")
         return sorted(line[3:].strip('"') for line in out.splitlines() if line[3:])
 
     def commit(self, iteration: int, message: str) -> str:
         """Commit the whole work tree as ``iteration`` (even if nothing changed); return its SHA."""
-        repo = self.repo
-        repo.git.add("--all")
+        self.purge_nested_git()
+        self.git.add("--all")
         date = f"{_EPOCH + iteration} +0000"
-        env = {**_IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-        repo.git.commit("--allow-empty", "--no-verify", "-q", "-m", message, env=env)
-        return repo.head.commit.hexsha
+        env = {**_SAFE_ENV, **_IDENTITY, "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path),
+               "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+        self.git.commit("--allow-empty", "--no-verify", "-q", "-m", message, env=env)
+        return self.git.rev_parse("HEAD").strip()
 
     def restore(self, sha: str, folder: str) -> list[str]:
         """Put ``folder`` back exactly as it is in commit ``sha``; return the paths that differed."""
-        repo = self.repo
+        cmd = self.git
         prefix = folder.rstrip("/") + "/"
-        differ = set(repo.git.diff("--name-only", "--no-renames", sha, "--", folder).split())
-        untracked = repo.git.ls_files("--others", "--exclude-standard", "--", folder).split()
+        self.purge_nested_git()
+        differ = set(cmd.diff("--name-only", "--no-ext-diff", "--no-renames", sha, "--", folder).split())
+        untracked = cmd.ls_files("--others", "--exclude-standard", "--", folder).split()
         changed = sorted(differ | set(untracked))
         if changed:
-            repo.git.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", folder)
+            cmd.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", folder)
+            if (self.path / folder).is_symlink():  # a link in place of the folder: never follow it
+                (self.path / folder).unlink()
             shutil.rmtree(self.path / folder, ignore_errors=True)
-            if tree_has(repo, sha, folder):
-                repo.git.checkout(sha, "--", folder)
+            if tree_has(self.repo, sha, folder):
+                cmd.checkout(sha, "--", folder)
         return [p for p in changed if p.startswith(prefix) or p == folder]
 
     def diff_hash(self) -> str:
         """Hash of the uncommitted changes (empty string's hash when clean)."""
-        diff = self.repo.git.diff("HEAD", "--binary") + "\n".join(self.changed_files())
+        diff = self.git.diff("--no-ext-diff", "--no-textconv", "HEAD", "--binary") + "\n".join(self.changed_files())
         return hashlib.sha256(diff.encode()).hexdigest()[:16]
 
 
@@ -154,7 +200,7 @@ def oracle_checkout(path: Path, source: git.Repo, oracle_sha: str) -> Path:
         return path
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True)
-    _extract(source, oracle_sha, path)
+    extract_tree(source, oracle_sha, path)
     marker.parent.mkdir(exist_ok=True)
     marker.write_text(oracle_sha)
     return path

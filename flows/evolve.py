@@ -193,5 +193,6 @@ def _record(run: RunContext, task_id: str, iteration: int, sha: str, report: Tes
     run.facts.iteration(IterationRow(
         run_id=run.run_id, task_id=task_id, iteration=iteration, status=report.status.value,
         outcomes=report.outcomes_for(targets), codebase_sha=sha, architect=architect, programmer=programmer,
-        tampered_files=list(tampered), discarded_files=list(discarded), started_at=started, finished_at=_now(), wall_s=wall_s, test_s=report.duration_s,
+        tampered_files=sorted({*tampered, *report.graded_overrides}), discarded_files=list(discarded),
+        integrity_flags=list(report.integrity_flags), started_at=started, finished_at=_now(), wall_s=wall_s, test_s=report.duration_s,
     ))

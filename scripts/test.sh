@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: set up everything the tests need, then run them all.
 #   - .venv with evoci (scripts/venv.sh)
+#   - bubblewrap, the local sandbox's isolation (scripts/bwrap.sh); required, like Docker, when
+#     EVOCI_REQUIRE_DOCKER=1 (CI), so the red-team suite never silently skips a sandbox
 #   - a Docker engine and evoci's offline base image (scripts/docker-up.sh), when this
 #     machine can have one; set EVOCI_REQUIRE_DOCKER=1 to fail instead of skipping
 #     Docker tests when it cannot (CI does)
@@ -19,6 +21,14 @@ cleanup() {
     rm -rf "$state"
 }
 trap cleanup EXIT
+
+if ! bash scripts/bwrap.sh; then
+    if [ "${EVOCI_REQUIRE_DOCKER:-0}" = "1" ]; then
+        echo "test: bubblewrap is required (EVOCI_REQUIRE_DOCKER=1) but cannot start here" >&2
+        exit 1
+    fi
+    echo "test: no bubblewrap here; tests of the isolated local sandbox will fail" >&2
+fi
 
 if out="$(bash scripts/docker-up.sh "$state/dockerd" 2>"$state/docker-up.log")"; then
     pidfile="$(printf '%s\n' "$out" | sed -n 's/^pidfile=//p')"

@@ -77,7 +77,9 @@ create table if not exists iterations (
     architect_status   varchar,           -- AgentStatus of the architect (NULL at iteration 0)
     programmer_status  varchar,
     patch_applied      boolean,           -- SWE-EVO: the prediction applied cleanly to the base
-    tampered_files     varchar[],         -- test files the programmer changed (restored before testing)
+    tampered_files     varchar[],         -- where the graded tree differs from what the agent left: test files the
+                                          -- programmer changed (restored before committing), and conftest files,
+                                          -- start-up hooks and package metadata the grading tree overrode
     discarded_files    varchar[],         -- files the architect changed besides requirement.xml (discarded)
     started_at         timestamp,
     finished_at        timestamp,
@@ -85,8 +87,12 @@ create table if not exists iterations (
     architect_s        double,
     programmer_s       double,
     test_s             double,            -- the test node's sandbox command
+    integrity_flags    varchar[],         -- additions to the source that reach into the test framework
+                                          -- (evoci.grading.sabotage): flagged for a person to read
     primary key (run_id, task_id, iteration, attempt)
 );
+-- Results files written before the column existed get it on first open.
+alter table iterations add column if not exists integrity_flags varchar[];
 
 -- One row per run × task × iteration × attempt × target test id.
 -- outcome: pytest-json-report's 'passed' | 'failed' | 'error' | 'skipped' | 'xfailed' |

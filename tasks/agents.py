@@ -54,7 +54,7 @@ def _keep(workspace: Workspace, run: RunContext, prepared: Prepared, iteration: 
     """Copy the iteration's harness files (non-passed/, requirement.xml) to the run's artifacts."""
     dest = run.paths.artifacts(run.run_id, prepared.task.task_id) / f"iteration-{iteration}"
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(workspace.path / HARNESS_DIR, dest, ignore=shutil.ignore_patterns("report-*.json"))
+    shutil.copytree(workspace.path / HARNESS_DIR, dest, symlinks=True)  # links are kept as links, never followed
 
 
 def _did(outcome: AgentOutcome, success: str) -> str:
@@ -105,13 +105,13 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     inject_fault(run.home, "architect", iteration)
     workspace = Workspace(Path(prepared.workspace))
     workspace.checkout(sha)
-    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
     try:
         listed = write_non_passed(sandbox, report, targets)
         outcome = _run_agent(Role.ARCHITECT, run, prepared, _context(prepared, run, iteration, sandbox))
         try:
             requirement = sandbox.read_file(REQUIREMENT_FILE).decode(errors="replace")
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, ValueError):  # ValueError: a link out of the workspace
             requirement = None
     finally:
         sandbox.cleanup()
@@ -139,13 +139,14 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
     if requirement is None:
         outcome = AgentOutcome(status=AgentStatus.INVALID_OUTPUT, message="no requirement from the architect: nothing to implement")
     else:
-        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
         try:
             sandbox.write_file(REQUIREMENT_FILE, requirement)
             outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement))
         finally:
             sandbox.cleanup()
-    tampered = workspace.restore(prepared.start_sha, prepared.task.tests_dir)
+    planted = workspace.purge_nested_git()  # a .git anywhere in the tree: git config, hooks, links
+    tampered = sorted({*planted, *workspace.restore(prepared.start_sha, prepared.task.tests_dir)})
     changed = workspace.changed_files()
     new_sha = workspace.commit(iteration, f"evoci: iteration {iteration} ({outcome.status.value})\n\n{outcome.message}")
     run_logger().info(

@@ -1,19 +1,21 @@
-"""The test node: run the oracle's tests on one codebase, in the task's sandbox."""
+"""The test node: grade one codebase on a tree the harness builds, in the task's sandbox."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from prefect import task
-from evoci.logs import run_logger
 
 from evoci.domain import TestReport, TestStatus
+from evoci.grading import sabotage, tree
+from evoci.logs import run_logger
 from evoci.pytest_run import run_pytest
 from evoci.runtime import Prepared, RunContext, inject_fault
 from evoci.sandbox import open_sandbox
-from evoci.workspace import Workspace
 from evoci.tasks.caching import test_key
 from evoci.tasks.retry import NODE_OPTIONS
+from evoci.workspace import Workspace
 
 ORACLE = "oracle"
 
@@ -31,36 +33,57 @@ _ran = {  # how a test run ended, in words
     **NODE_OPTIONS,
 )
 def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> TestReport:
-    """Run the tests on workspace commit ``sha`` (``label`` = iteration number, or ``oracle``).
+    """Run the oracle's tests on workspace commit ``sha`` (``label`` = iteration number, or ``oracle``).
 
-    An agent's code that keeps the tests from running is a recorded outcome; a sandbox
-    that fails raises, so Prefect retries this node.
+    The tests run on a grading tree: the commit's source with the oracle's test infrastructure
+    restored (``evoci.grading.tree``), copied into the sandbox so nothing the code writes lasts.
+    An agent's code that keeps the tests from running is a recorded outcome; a sandbox that
+    fails raises, so Prefect retries this node.
     """
     inject_fault(run.home, "test", label)
     task_spec = prepared.task
+    reference = Path(prepared.oracle_dir)
+    overrides: list[str] = []
+    flags: list[str] = []
     if label == ORACLE:
-        root = Path(prepared.oracle_dir)
+        root = reference
     else:
         workspace = Workspace(Path(prepared.workspace))
-        workspace.checkout(sha)
-        workspace.restore(prepared.start_sha, task_spec.tests_dir)  # the oracle's tests, always
-        root = workspace.path
-    sandbox = open_sandbox(run.config.sandbox, root, prepared.environment, run.paths)
+        root = run.paths.task_dir(run.run_id, task_spec.task_id) / "grading" / label
+        overrides = _agents_overrides(workspace, prepared, sha, tree.build(workspace, sha, reference, task_spec.tests_dir, root))
+        flags = sabotage.flags(workspace, prepared.start_sha, sha, task_spec.tests_dir, task_spec.pythonpath)
+    sandbox = open_sandbox(run.config.sandbox, root, prepared.environment, run.paths, ephemeral=True)
     try:
         report = run_pytest(
             sandbox, task_spec,
             timeout=task_spec.test_timeout_s or run.config.test_timeout_s,
             output_limit=run.config.output_limit_bytes,
+            runner_config=tree.runner_config(reference),
         )
     finally:
         sandbox.cleanup()
+        if root != reference:
+            shutil.rmtree(root, ignore_errors=True)
     passed = len(report.passed())
     run_logger().info(
-        "task %s, %s: %s — %d of %d reported tests passed in %.1f s",
+        "task %s, %s: %s — %d of %d reported tests passed in %.1f s%s",
         task_spec.task_id, "the oracle" if label == ORACLE else f"iteration {label}", _ran[report.status],
         passed, len(report.outcomes), report.duration_s,
+        f"; {len(overrides)} file(s) of the agent's were overridden for grading" if overrides else "",
     )
-    return report
+    return report.model_copy(update={"graded_overrides": overrides, "integrity_flags": flags})
+
+
+def _agents_overrides(workspace: Workspace, prepared: Prepared, sha: str, differences: list[str]) -> list[str]:
+    """The differences the agent made: paths whose content in ``sha`` is not what iteration 0 had.
+
+    A difference the base already had (its own conftest.py beside the oracle's) is the task's,
+    not the agent's, and would otherwise mark every honest iteration.
+    """
+    if not differences or sha == prepared.start_sha:
+        return []
+    changed = set(workspace.git.diff("--name-only", "--no-ext-diff", "--no-renames", prepared.start_sha, sha).splitlines())
+    return [p for p in differences if p in changed or any(c.startswith(p.rstrip("/") + "/") for c in changed)]
 
 
 # pytest must not collect this module's task as a test.

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from evoci.domain import EnvironmentSpec, TaskSpec
 from evoci.domain import TestStatus as Status  # a name pytest does not try to collect
-from evoci.errors import SandboxError
+from evoci.errors import SandboxError, TaskSpecError
 from evoci.pytest_run import DETAIL_LIMIT, run_pytest
 from evoci.sandbox import LocalEnvironments, LocalSandbox
+from evoci.sandbox.bwrap import BwrapOptions
 from tests.sandbox import built_env, kill_if_alive, make_codebase, process_gone  # noqa: F401
 
 TASK = TaskSpec(task_id="t", repo=".", base_ref="base", oracle_ref="oracle")
@@ -65,11 +65,17 @@ MIX = {
 
 @pytest.fixture
 def run(tmp_path, built_env):  # noqa: F811
-    """Write a codebase and run its tests in a local sandbox."""
+    """Write a codebase and run its tests as the test node does: isolated, on a private copy.
 
-    def run(files, *, task=TASK, timeout=60.0, environment=built_env):
+    ``isolated=False`` runs them on the host (the ``host`` sandbox), for tests that watch
+    the processes a run leaves behind from outside.
+    """
+
+    def run(files, *, task=TASK, timeout=60.0, environment=built_env, isolated=True):
         workspace = make_codebase(tmp_path / "ws", files)
-        return run_pytest(LocalSandbox(workspace, environment), task, timeout=timeout, output_limit=200_000)
+        options = BwrapOptions() if isolated else None
+        sandbox = LocalSandbox(workspace, environment, isolation=options, ephemeral=isolated)
+        return run_pytest(sandbox, task, timeout=timeout, output_limit=200_000)
 
     return run
 
@@ -95,7 +101,8 @@ def test_a_mixed_suite_reports_each_outcome_exactly(run, tmp_path):
     assert len(report.details["tests/test_mix.py::test_long_failure"]) < DETAIL_LIMIT + 100
     assert report.collection_errors == {}
     assert "2 failed, 2 passed" in report.output_tail and report.duration_s > 0
-    assert list((tmp_path / "ws" / ".evoci").iterdir()) == []  # the report was removed
+    # The run wrote nothing to the host: the only harness file is the configuration it was given.
+    assert [p.name for p in (tmp_path / "ws" / ".evoci").iterdir()] == ["pytest.ini"]
 
 
 def test_a_syntax_error_in_the_codebase_is_the_agents_error(run):
@@ -126,7 +133,7 @@ def test_a_conftest_that_kills_pytest_is_the_agents_error(run, tmp_path):
     })
     assert report.status is Status.AGENT_ERROR and report.exit_code == 3
     assert report.outcomes == {}
-    assert list((tmp_path / "ws" / ".evoci").iterdir()) == []  # the canary's file is removed too
+    assert "without a report" in report.output_tail
 
 
 def test_a_conftest_importing_broken_code_is_the_agents_error(run):
@@ -141,14 +148,15 @@ def test_a_conftest_importing_broken_code_is_the_agents_error(run):
 
 def test_a_segfault_in_the_codebase_is_the_agents_error(run):
     report = run({"tests/test_crash.py": "import os, signal\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGSEGV)\n"})
-    assert report.status is Status.AGENT_ERROR and report.exit_code == -11
+    assert report.status is Status.AGENT_ERROR and report.exit_code in (-11, 139)
     assert report.outcomes == {}
 
 
-def test_a_kill_evoci_did_not_send_is_an_infrastructure_error(run):
-    # What the out-of-memory killer does: SIGKILL from outside.
-    with pytest.raises(SandboxError, match="SIGKILL"):
-        run({"tests/test_oom.py": "import os, signal\n\ndef test_oom():\n    os.kill(os.getpid(), signal.SIGKILL)\n"})
+def test_a_run_that_kills_itself_is_the_agents_error_not_an_infrastructure_fault(run):
+    # The code under test must not turn its own failure into an unscored retry: only what the
+    # harness can prove (the canary failing, the sandbox gone, its own kill) is infrastructure.
+    report = run({"tests/test_kill.py": "import os, signal\n\ndef test_kill():\n    os.kill(os.getpid(), signal.SIGKILL)\n"})
+    assert report.status is Status.AGENT_ERROR and report.outcomes == {}
 
 
 def test_no_tests_collected_is_the_agents_error(run):
@@ -170,6 +178,7 @@ def test_a_hanging_suite_times_out_and_its_processes_are_killed(run, tmp_path):
             """
         },
         timeout=2,
+        isolated=False,
     )
     pid = int(pid_file.read_text())
     try:
@@ -184,25 +193,32 @@ def test_a_hanging_suite_times_out_and_its_processes_are_killed(run, tmp_path):
 def test_secrets_in_the_harness_environment_do_not_reach_the_tests(run, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-live-123")
     monkeypatch.setenv("PREFECT_API_KEY", "pnu_x")
-    dump = tmp_path / "environ.json"
     report = run({
-        "tests/test_env.py": f"""
-            import json, os
+        "tests/test_env.py": """
+            import os
 
-            def test_dump():
-                json.dump(dict(os.environ), open({str(dump)!r}, "w"))
+            def test_no_secret():
+                assert "OPENAI_API_KEY" not in os.environ and "PREFECT_API_KEY" not in os.environ
+                assert "sk-live-123" not in repr(os.environ)
+
+            def test_import_path():
+                assert os.environ["PYTHONPATH"] == "/workspace/src:/workspace"
         """
     })
-    seen = json.loads(dump.read_text())
-    assert report.outcomes == {"tests/test_env.py::test_dump": "passed"}
-    assert "OPENAI_API_KEY" not in seen and "PREFECT_API_KEY" not in seen
-    assert "sk-live-123" not in dump.read_text()
-    assert seen["PYTHONPATH"] == "src:."
+    assert report.outcomes == {"tests/test_env.py::test_no_secret": "passed", "tests/test_env.py::test_import_path": "passed"}
 
 
-def test_a_wrong_test_command_is_an_infrastructure_error(run):
-    task = TASK.model_copy(update={"test_command": ("python", "-m", "pytest", "tests", "--no-such-option")})
-    with pytest.raises(SandboxError, match="usage error"):
+def test_a_usage_error_is_reported_for_the_repair_step_to_read(run):
+    # On the oracle's run, evoci.sandbox.repair reads it (an unknown --cov means pytest-cov is missing).
+    task = TASK.model_copy(update={"test_command": ("python", "-m", "pytest", "tests", "--cov=calc")})
+    report = run({"tests/test_ok.py": "def test_ok():\n    pass\n"}, task=task)
+    assert report.status is Status.AGENT_ERROR and report.exit_code == 4
+    assert "unrecognized arguments: --cov=calc" in report.output_tail
+
+
+def test_a_test_command_that_is_not_pytest_is_refused(run):
+    task = TASK.model_copy(update={"test_command": ("make", "test")})
+    with pytest.raises(TaskSpecError, match="does not run pytest"):
         run({"tests/test_ok.py": "def test_ok():\n    pass\n"}, task=task)
 
 

@@ -23,6 +23,11 @@ NON_PASSED_DIR = f"{HARNESS_DIR}/non-passed"
 REQUIREMENT_FILE = f"{HARNESS_DIR}/requirement.xml"
 
 
+# Agents that run no model-written code: they may use an unisolated sandbox when no isolated
+# one can start here (the demo on a machine without bubblewrap or Docker).
+TRUSTED_KINDS = frozenset({"replay", "reference", "gold", "empty", "null"})
+
+
 class Role(StrEnum):
     ARCHITECT = "architect"
     PROGRAMMER = "programmer"

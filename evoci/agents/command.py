@@ -27,6 +27,7 @@ from evoci.agents.llm import prompts
 from evoci.agents.llm.config import parse_options
 from evoci.agents.requirement import validate_requirement
 from evoci.domain import AgentConfig
+from evoci.errors import InputError
 
 PROMPT_FILE = f"{HARNESS_DIR}/prompt.md"
 TAIL_CHARS = 4000  # how much of stdout and stderr the trajectory keeps
@@ -72,7 +73,13 @@ class CommandAgent:
             "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
             "iteration": ctx.iteration, "max_iterations": ctx.max_iterations, "model": self.model or "",
         }  # fmt: skip
-        argv = [part.format(**fields) for part in cfg.command]
+        try:
+            argv = [part.format(**fields) for part in cfg.command]
+        except (KeyError, IndexError, ValueError) as exc:
+            raise InputError(
+                f"the command template {cfg.command} has an unknown placeholder or stray brace ({exc}) — "
+                f"use {{{', '.join(fields)}}} and write literal braces as {{{{ and }}}}"
+            ) from None
         secrets = {name: os.environ[name] for name in cfg.pass_env if name in os.environ}
         result = sandbox.exec(argv, env={**cfg.env, **secrets}, timeout=cfg.timeout_s)
         scrub = _scrubber(secrets.values())

@@ -1,7 +1,13 @@
 """Sandboxes: where agents' commands and test runs execute (see ``base`` for the interface).
 
-``open_sandbox`` picks the implementation named by ``SandboxConfig.kind``. The docker
-sandbox is imported only when asked for, so the local one works without the docker SDK.
+``open_sandbox`` picks the implementation named by ``SandboxConfig.kind``: ``local`` (a
+virtualenv under bubblewrap), ``docker`` (a container per command) or ``host`` (a virtualenv with
+no isolation: an explicit opt-in for trusted agents). The docker sandbox is imported only when
+asked for, so the local one works without the docker SDK.
+
+``ephemeral=True`` (the test node) gives commands a private copy of the root: what the code under
+test writes never reaches the host. ``network=True`` lets an agent's own commands reach the
+network (an external agent CLI); tests never get it.
 """
 
 from __future__ import annotations
@@ -9,7 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from evoci.domain import EnvironmentSpec, SandboxConfig
+from evoci.errors import InputError
+from evoci.sandbox import bwrap
 from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, Sandbox, resolve_inside
 from evoci.sandbox.environment import BuiltEnvironment, LocalEnvironments, resolve_environment
 from evoci.sandbox.local import LocalSandbox
@@ -32,26 +42,46 @@ __all__ = [
     "scrubbed_env",
 ]
 
-Opener = Callable[[SandboxConfig, Path, EnvironmentSpec, Paths], Sandbox]
+Opener = Callable[..., Sandbox]
+UNAVAILABLE_HINT = ("use --sandbox docker, or install bubblewrap (Debian: apt-get install bubblewrap); "
+                    "--sandbox host runs without isolation and is only for agents you trust")
 
 
-def _open_local(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths) -> Sandbox:
+def _open_local(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
+                *, ephemeral: bool, network: bool) -> Sandbox:
+    reason = bwrap.available()
+    if reason:
+        raise InputError(f"the local sandbox cannot isolate commands: {reason} — {UNAVAILABLE_HINT}")
+    try:
+        options = bwrap.BwrapOptions(**config.options)
+    except ValidationError as exc:
+        names = ", ".join(bwrap.BwrapOptions.model_fields)
+        raise InputError(f"bad local sandbox option: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']} — "
+                         f"the options are: {names}") from None
+    return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), isolation=options,
+                        ephemeral=ephemeral, network=network and options.agent_network)
+
+
+def _open_host(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
+               *, ephemeral: bool, network: bool) -> Sandbox:
     return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment))
 
 
-def _open_docker(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths) -> Sandbox:
+def _open_docker(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
+                 *, ephemeral: bool, network: bool) -> Sandbox:
     from evoci.sandbox.docker import open_docker_sandbox
 
-    return open_docker_sandbox(config, workspace, environment, paths)
+    return open_docker_sandbox(config, workspace, environment, paths, ephemeral=ephemeral)
 
 
-SANDBOXES: dict[str, Opener] = {"docker": _open_docker, "local": _open_local}
+SANDBOXES: dict[str, Opener] = {"docker": _open_docker, "host": _open_host, "local": _open_local}
 
 
-def open_sandbox(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths) -> Sandbox:
+def open_sandbox(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
+                 *, ephemeral: bool = False, network: bool = False) -> Sandbox:
     """A ready sandbox of ``config.kind`` over ``workspace``, with ``environment`` built or reused."""
     try:
         opener = SANDBOXES[config.kind]
     except KeyError:
         raise ValueError(f"unknown sandbox {config.kind!r} — choose one of: {', '.join(sorted(SANDBOXES))}") from None
-    return opener(config, workspace, environment, paths)
+    return opener(config, workspace, environment, paths, ephemeral=ephemeral, network=network)

@@ -14,6 +14,9 @@ from typing import Protocol, runtime_checkable
 
 # Output beyond this many bytes per stream is dropped (head and tail are kept).
 DEFAULT_OUTPUT_LIMIT = 1_000_000
+# The private tmpfs of an ephemeral sandbox (bubblewrap or Docker) for the harness's own files.
+REPORT_DIR = "/evoci-report"
+REPORT_DIR_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,17 @@ class Sandbox(Protocol):
     @property
     def workspace(self) -> Path:
         """The workspace directory on the host (the git work tree evoci commits)."""
+        ...
+
+    @property
+    def report_dir(self) -> str:
+        """A folder, as commands see it, where the harness's own files go: on an ephemeral
+        sandbox a private tmpfs the code under test does not share with its /tmp."""
+        ...
+
+    @property
+    def visible_root(self) -> str:
+        """The workspace's path as commands in the sandbox see it (``/workspace`` when isolated)."""
         ...
 
     def exec(

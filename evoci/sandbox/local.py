@@ -1,27 +1,39 @@
-"""The local sandbox: commands run on this machine, in the task's virtualenv.
+"""The local sandbox: commands run on this machine, in the task's virtualenv, under bubblewrap.
 
-What it isolates: the **environment** (the task's own virtualenv first on PATH, and an
-allow-listed set of variables, so no API key or Prefect setting reaches the code under
-test), **output** (each stream capped) and **time** (the whole process group is killed at
-the timeout). What it does NOT isolate: the **network** and the **file system** — code
-under test runs as the harness's user and can read or write anything that user can. Use
-the docker sandbox (``SandboxConfig(kind="docker")``) for code you do not trust.
+Isolated (the default, ``SandboxConfig(kind="local")``): every command runs through
+``evoci.sandbox.bwrap`` — its own PID and network namespaces, a read-only system, only the
+sandbox root writable (at ``/workspace``), a fresh tmpfs ``HOME`` and ``/tmp``, resource limits.
+The oracle checkout, other runs, evoci's home and the user's home do not exist in there.
+
+Not isolated (``kind="host"``, an explicit opt-in recorded in the run's config): commands run as
+the harness's user on the host file system and network, with only the environment scrubbed,
+output capped and the process group killed at the timeout. Fit for trusted agents (the human
+replay) on machines without bubblewrap; never for code you do not trust.
+
+In both modes the environment is built from an allow-list (``scrub``): no API key or Prefect
+setting reaches the code under test.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, resolve_inside
+from evoci.sandbox import bwrap
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, resolve_inside
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
 from evoci.sandbox.scrub import scrubbed_env
 
+# Harness variables that describe the host, not the sandbox: bubblewrap sets its own.
+_HOST_ONLY = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP"})
+_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
 
 class LocalSandbox:
-    """A workspace folder on this machine plus a built virtualenv (see the module docstring)."""
+    """A folder on this machine plus a built virtualenv (see the module docstring)."""
 
     def __init__(
         self,
@@ -29,15 +41,30 @@ class LocalSandbox:
         environment: BuiltEnvironment,
         *,
         base_env: Mapping[str, str] | None = None,
+        isolation: bwrap.BwrapOptions | None = None,
+        ephemeral: bool = False,
+        network: bool = False,
     ):
         self._workspace = Path(workspace).resolve()
         self.environment = environment
         # The variables commands inherit before scrubbing; None = this process's environment.
         self._base_env = dict(base_env) if base_env is not None else None
+        self.isolation = isolation
+        self.ephemeral = ephemeral  # isolated only: what commands write never reaches the host
+        self.network = network
 
     @property
     def workspace(self) -> Path:
         return self._workspace
+
+    @property
+    def report_dir(self) -> str:
+        return REPORT_DIR if self.isolation and self.ephemeral else tempfile.gettempdir()
+
+    @property
+    def visible_root(self) -> str:
+        """Where commands see the workspace: ``/workspace`` when isolated, its host path otherwise."""
+        return bwrap.SANDBOX_ROOT if self.isolation else str(self._workspace)
 
     def exec(
         self,
@@ -50,7 +77,20 @@ class LocalSandbox:
     ) -> ExecResult:
         """Run ``cmd`` in the virtualenv with a scrubbed environment; ``env`` is added on top."""
         where = resolve_inside(self._workspace, cwd)
-        return run_process(cmd, cwd=where, env=self._env(env), timeout=timeout, output_limit=output_limit)
+        if self.isolation is None:
+            return run_process(cmd, cwd=where, env=self._host_env(env), timeout=timeout, output_limit=output_limit)
+        sandbox_env = self._isolated_env(env)
+        visible = [self.environment.path, *bwrap.venv_base(self.environment.path),
+                   *map(Path, self.isolation.ro_paths)]  # fmt: skip
+        if cmd:
+            visible += bwrap.read_only_for(cmd[0], sandbox_env["PATH"])
+        argv = bwrap.command(
+            cmd, root=self._workspace, cwd=str(where.relative_to(self._workspace)), env=sandbox_env,
+            read_only=visible, options=self.isolation, network=self.network, ephemeral=self.ephemeral,
+        )
+        with bwrap.pids_cgroup(self.isolation.pids) as prefix:
+            return run_process([*prefix, *argv], cwd=self._workspace, env={"PATH": _SYSTEM_PATH},
+                               timeout=timeout, output_limit=output_limit)
 
     def read_file(self, path: str) -> bytes:
         return resolve_inside(self._workspace, path).read_bytes()
@@ -63,14 +103,27 @@ class LocalSandbox:
     def cleanup(self) -> None:
         """Nothing to release: every ``exec`` already killed the processes it started."""
 
-    def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+    def _host_env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         base = scrubbed_env(self._base_env)
         path = os.pathsep.join(p for p in (str(self.environment.bin_dir), base.get("PATH", os.defpath)) if p)
+        return {**base, "PATH": path, **self._common(), **(extra or {})}
+
+    def _isolated_env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        base = {k: v for k, v in scrubbed_env(self._base_env).items() if k not in _HOST_ONLY}
         return {
             **base,
-            "PATH": path,
+            "PATH": f"{self.environment.bin_dir}:{_SYSTEM_PATH}",
+            "HOME": bwrap.SANDBOX_HOME,
+            "TMPDIR": "/tmp",
+            "USER": "evoci",
+            "LOGNAME": "evoci",
+            **self._common(),
+            **(extra or {}),
+        }
+
+    def _common(self) -> dict[str, str]:
+        return {
             "VIRTUAL_ENV": str(self.environment.path),
             # The workspace is a git work tree evoci commits: keep __pycache__ out of it.
             "PYTHONDONTWRITEBYTECODE": "1",
-            **(extra or {}),
         }

@@ -72,6 +72,7 @@ class IterationRow:
     patch_applied: bool | None = None
     tampered_files: list[str] = field(default_factory=list)
     discarded_files: list[str] = field(default_factory=list)
+    integrity_flags: list[str] = field(default_factory=list)
     started_at: datetime | None = None
     finished_at: datetime | None = None
     wall_s: float | None = None
@@ -183,12 +184,13 @@ class Facts:
         batch: list[Statement] = [(
             """insert into iterations (run_id, task_id, iteration, attempt, status, codebase_sha,
                    architect_status, programmer_status, patch_applied, tampered_files, discarded_files,
-                   started_at, finished_at, wall_s, architect_s, programmer_s, test_s)
-               values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
+                   integrity_flags, started_at, finished_at, wall_s, architect_s, programmer_s, test_s)
+               values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
             [*key, row.status, row.codebase_sha,
              row.architect.status.value if row.architect else None,
              row.programmer.status.value if row.programmer else None,
-             row.patch_applied, row.tampered_files, row.discarded_files, row.started_at, row.finished_at, row.wall_s,
+             row.patch_applied, row.tampered_files, row.discarded_files, row.integrity_flags, row.started_at,
+             row.finished_at, row.wall_s,
              row.architect.seconds if row.architect else None,
              row.programmer.seconds if row.programmer else None, row.test_s],
         )]

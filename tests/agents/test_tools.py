@@ -65,3 +65,23 @@ def test_tool_schemas_in_both_formats() -> None:
     tool = tools_for(Role.PROGRAMMER)[-1]
     assert tool.openai_schema()["function"]["parameters"]["required"] == ["path", "old", "new"]
     assert tool.anthropic_schema()["input_schema"] == tool.parameters
+
+
+def test_tools_refuse_git_evoci_internals_and_links_out_of_the_workspace(sandbox: LocalSandbox, tmp_path) -> None:
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text("do not read")
+    (sandbox.workspace / "leak.txt").symlink_to(outside)
+    (sandbox.workspace / ".git").mkdir(exist_ok=True)
+    (sandbox.workspace / ".evoci").mkdir(exist_ok=True)
+    (sandbox.workspace / ".evoci" / "prompt.md").write_text("harness")
+    for name, args in [("read_file", {"path": "leak.txt"}), ("read_file", {"path": ".git/config"}),
+                       ("write_file", {"path": ".git/hooks/post-commit", "content": "#!/bin/sh\n"}),
+                       ("write_file", {"path": "src/../.git/config", "content": "[core]\n"}),
+                       ("read_file", {"path": ".evoci/prompt.md"}), ("list_dir", {"path": ".git"})]:
+        text, is_error = call(sandbox, name, **args)
+        assert is_error, f"{name} {args} was allowed: {text}"
+        assert "do not read" not in text
+    assert not (sandbox.workspace / ".git" / "hooks").exists()
+    # The architect's inputs and output stay reachable.
+    text, is_error = call(sandbox, "write_file", Role.ARCHITECT, path=REQUIREMENT_FILE, content="<requirements/>")
+    assert not is_error, text

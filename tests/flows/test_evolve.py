@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evoci.workspace import Workspace
 from evoci.domain import RunConfig, TaskSpec
 from evoci.flows.evolve import evolve
 from tests.flows.helpers import node_states, query
@@ -31,9 +32,7 @@ def test_replay_agent_solves_calc_with_the_hand_computed_scores(tmp_path):
     assert zero_regression is False
     # The workspace holds one commit per iteration, and never the oracle's code.
     workspace = home / "runs" / summary.run_id / "calc" / "workspace"
-    import git
-
-    log = git.Repo(workspace).git.log("--format=%s").splitlines()
+    log = Workspace(workspace).repo.git.log("--format=%s").splitlines()
     assert [line.split(" (")[0] for line in log] == [
         "evoci: iteration 3", "evoci: iteration 2", "evoci: iteration 1",
         "evoci: iteration 0 — base codebase with the oracle's tests"]

@@ -97,7 +97,7 @@ def test_open_sandbox_local_reuses_the_built_environment(tmp_path, tmp_path_fact
 
 def test_open_sandbox_names_the_choices_for_an_unknown_kind(tmp_path):
     config = SandboxConfig.model_construct(kind="dockr", options={})
-    with pytest.raises(ValueError, match="^unknown sandbox 'dockr' — choose one of: docker, local$"):
+    with pytest.raises(ValueError, match="^unknown sandbox 'dockr' — choose one of: docker, host, local$"):
         open_sandbox(config, tmp_path, resolve_environment({}), Paths(home=tmp_path))
 
 

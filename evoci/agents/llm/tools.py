@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evoci.agents.base import REQUIREMENT_FILE, Role
+from evoci.agents.base import HARNESS_DIR, NON_PASSED_DIR, REQUIREMENT_FILE, Role
 from evoci.sandbox.base import Sandbox, resolve_inside
 
 MAX_OUTPUT_CHARS = 40_000  # any tool result is cut to this size
@@ -28,6 +28,8 @@ LIST_LIMIT = 500  # list_dir entries shown
 SEARCH_LIMIT = 200  # search_text matches shown
 SEARCH_TIMEOUT_S = 30.0
 HIDDEN = {".git"}
+# The only harness files a model may touch: its inputs and the architect's output.
+_HARNESS_ALLOWED = (REQUIREMENT_FILE, NON_PASSED_DIR)
 
 
 class ToolError(Exception):
@@ -77,10 +79,20 @@ class Workbench:
     written: set[str] = field(default_factory=set)
 
     def check_path(self, path: str) -> str:
+        """``path`` if a tool may use it: inside the workspace (symlinks resolved), never git's
+        folder, and of the harness's folder only the architect's inputs and requirement.xml."""
         try:
             resolve_inside(self.sandbox.workspace, path)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
+        parts = os.path.normpath(path).split(os.sep)
+        if any(part in HIDDEN for part in parts):
+            raise ToolError(f"{path}: git's folder is not part of the workspace")
+        normal = "/".join(parts)
+        if parts[0] == HARNESS_DIR and normal != HARNESS_DIR and not any(
+            normal == allowed or normal.startswith(allowed + "/") for allowed in _HARNESS_ALLOWED
+        ):
+            raise ToolError(f"{path}: evoci's own files are off limits (only {', '.join(_HARNESS_ALLOWED)})")
         return path
 
     def read_text(self, path: str) -> str:

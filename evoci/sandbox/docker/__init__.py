@@ -55,6 +55,7 @@ def open_docker_sandbox(
     *,
     run_id: str | None = None,
     task_id: str | None = None,
+    ephemeral: bool = False,
 ) -> DockerSandbox:
     """A ready Docker sandbox over ``workspace``, its image built for ``environment`` (or found).
 
@@ -75,7 +76,7 @@ def open_docker_sandbox(
         ensure_once(options.concurrency_limit_name, options.concurrency_limit)
     install_signal_cleanup()
     labels = _run_labels(Path(workspace), paths, run_id, task_id)
-    return DockerSandbox(client, image, Path(workspace), options, labels=labels)
+    return DockerSandbox(client, image, Path(workspace), options, labels=labels, ephemeral=ephemeral)
 
 
 def _run_labels(workspace: Path, paths: Paths, run_id: str | None, task_id: str | None) -> dict[str, str]:

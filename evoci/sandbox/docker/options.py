@@ -34,6 +34,8 @@ class DockerOptions(BaseModel):
     cpus: float = Field(2.0, gt=0, description="CPUs a container may use (fractions allowed).")
     memory: str = Field("2g", description="Memory limit of a container, e.g. '512m' or '2g'; swap is not allowed.")
     pids_limit: int = Field(512, ge=16, description="Most processes and threads a container may hold (fork bombs stop here).")
+    tree_bytes: int = Field(4 * 1024**3, gt=0, description="Size of the tmpfs a test run's grading tree is copied into.")
+    tmp_bytes: int = Field(1024**3, gt=0, description="Size of the tmpfs at /tmp (also HOME) in every container.")
     network: str = Field(
         "none",
         description="Network of test-run containers: 'none' (default) or a Docker network name. "

@@ -1,7 +1,10 @@
 """``DockerSandbox``: each command runs in a fresh container over the bind-mounted workspace.
 
 The workspace folder on the host is mounted at ``/workspace``; ``read_file`` and
-``write_file`` work on the host folder directly. Every ``exec`` creates a container from the
+``write_file`` work on the host folder directly. An **ephemeral** sandbox (the test node's
+grading tree) mounts the folder read-only at ``/evoci-src`` and copies it into a size-capped
+tmpfs at ``/workspace`` first: the code under test writes where it runs, and nothing it writes
+reaches the host. Every ``exec`` creates a container from the
 task image, with no network (``network_mode="none"`` unless configured), CPU, memory (no swap)
 and process-count limits, all capabilities dropped, as the caller's uid:gid (so files the
 command writes stay the caller's), and an environment made of the caller's variables plus
@@ -37,7 +40,7 @@ import docker
 import docker.errors
 import requests
 
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, resolve_inside
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, ExecResult, resolve_inside
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
 from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
@@ -48,6 +51,7 @@ from evoci.sandbox.scrub import scrubbed_env
 log = logging.getLogger(__name__)
 
 CONTAINER_WORKSPACE = "/workspace"
+_SOURCE = "/evoci-src"
 # Harness variables that describe the host, not the container: the image sets its own.
 _HOST_ONLY = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP"})
 _DRAIN_WAIT_S = 10.0
@@ -68,8 +72,10 @@ class DockerSandbox:
         labels: Mapping[str, str] | None = None,
         user: str | None = None,
         base_env: Mapping[str, str] | None = None,
+        ephemeral: bool = False,
     ):
         self.client = client
+        self.ephemeral = ephemeral
         self.image = image
         self.options = options
         self._workspace = Path(workspace).resolve()
@@ -81,6 +87,15 @@ class DockerSandbox:
     @property
     def workspace(self) -> Path:
         return self._workspace
+
+    @property
+    def report_dir(self) -> str:
+        return REPORT_DIR if self.ephemeral else "/tmp"
+
+    @property
+    def visible_root(self) -> str:
+        """Where commands see the workspace."""
+        return CONTAINER_WORKSPACE
 
     @property
     def labels(self) -> dict[str, str]:
@@ -98,7 +113,7 @@ class DockerSandbox:
     ) -> ExecResult:
         """Run ``cmd`` in a fresh container; remove it afterwards (see the module docstring for what raises)."""
         where = resolve_inside(self._workspace, cwd)
-        if not where.is_dir():  # the engine would create it, owned by root, on the host
+        if not where.is_dir() and not self.ephemeral:  # the engine would create it, owned by root, on the host
             raise ContainerError(f"working folder {cwd!r} does not exist in the workspace {self._workspace}")
         relative = where.relative_to(self._workspace).as_posix()
         workdir = posixpath.normpath(posixpath.join(CONTAINER_WORKSPACE, relative))
@@ -151,6 +166,14 @@ class DockerSandbox:
         )
 
     def _create(self, cmd: list[str], workdir: str, env: dict[str, str]):
+        tmp = {"/tmp": f"rw,exec,size={self.options.tmp_bytes}"}
+        mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}, "tmpfs": tmp}
+        if self.ephemeral:
+            mounts = {"volumes": {str(self._workspace): {"bind": _SOURCE, "mode": "ro"}},
+                      "tmpfs": {**tmp, CONTAINER_WORKSPACE: f"rw,exec,size={self.options.tree_bytes}",
+                                REPORT_DIR: f"rw,size={REPORT_DIR_BYTES}"}}
+            cmd = ["/bin/sh", "-c", f'cp -a {_SOURCE}/. {CONTAINER_WORKSPACE}/ && cd "$0" && exec "$@"', workdir, *cmd]
+            workdir = "/"
         try:
             container = self.client.containers.create(
                 self.image,
@@ -159,7 +182,7 @@ class DockerSandbox:
                 environment=env,
                 user=self._user,
                 labels=self._labels,
-                volumes={str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}},
+                **mounts,
                 network_mode=self.options.network,
                 nano_cpus=self.options.nano_cpus,
                 mem_limit=self.options.memory,

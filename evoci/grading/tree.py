@@ -1,0 +1,162 @@
+"""The grading tree: what the test node runs the tests on, built by the harness.
+
+The agent owns its codebase, not its grade. So the tree that is graded is the agent's
+*committed* source with the reference's (the oracle's) test infrastructure put back on top:
+
+- the tests folder is the reference's, exactly (added files removed, changed files restored);
+- every ``conftest.py`` is the reference's: restored where the reference has one, deleted where
+  it has none (a ``conftest.py`` outside ``tests/`` is pytest code like any other);
+- interpreter start-up hooks (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``) and package
+  metadata folders (``*.dist-info``, ``*.egg-info``, which can declare pytest plugins) exist only
+  where the reference has them, as the reference has them;
+- nested ``.git`` entries are dropped.
+
+The runner's configuration is not taken from the tree at all: ``runner_config`` reads the
+reference's and the test node passes it explicitly (``evoci.grading.runner``).
+
+Every path where the graded tree differs from the agent's tree is returned, so the iteration
+records it (``iterations.tampered_files``).
+"""
+
+from __future__ import annotations
+
+import configparser
+import filecmp
+import shutil
+import tomllib
+from pathlib import Path
+
+from evoci.workspace import Workspace, extract_tree
+
+HOOK_FILES = frozenset({"sitecustomize.py", "usercustomize.py", "conftest.py"})
+HOOK_SUFFIXES = (".pth",)
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+RUNNER_CONFIG = "pytest.ini"  # written under the tree's harness folder; passed with -c
+
+
+def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest: Path) -> list[str]:
+    """Write the grading tree of commit ``sha`` to ``dest``; return the paths that differ from ``sha``'s tree."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    extract_tree(workspace.repo, sha, dest)
+    changed: set[str] = set()
+    for entry in sorted(dest.rglob(".git")):
+        _remove(entry)
+        changed.add(_rel(entry, dest))
+    changed |= _replace_folder(dest / tests_dir, reference / tests_dir, dest)
+    for path in _infrastructure(dest):
+        twin = reference / path.relative_to(dest)
+        if not _same(path, twin):
+            _remove(path)
+            changed.add(_rel(path, dest))
+            if twin.exists():
+                _copy(twin, path)
+    for twin in _infrastructure(reference):
+        path = dest / twin.relative_to(reference)
+        if not path.exists():
+            _copy(twin, path)
+            changed.add(_rel(path, dest))
+    return sorted(changed)
+
+
+def runner_config(reference: Path) -> str:
+    """The reference's pytest configuration as an ini file (pytest's own order of precedence).
+
+    An empty ``[pytest]`` section when the reference has none: with ``-c`` and ``--rootdir``
+    given, pytest never looks above the tree for a configuration (a ``pyproject.toml`` of the
+    project evoci's home sits in would otherwise become the rootdir and rename every test id).
+    """
+    for name in ("pytest.ini", ".pytest.ini"):
+        if (reference / name).is_file():
+            return (reference / name).read_text(errors="replace")
+    pyproject = reference / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            table = tomllib.loads(pyproject.read_text(errors="replace")).get("tool", {}).get("pytest", {})
+        except tomllib.TOMLDecodeError:
+            table = {}
+        options = table.get("ini_options")
+        if isinstance(options, dict):
+            return _ini(options)
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(reference / name)
+        except configparser.Error:
+            continue
+        if parser.has_section(section):
+            return _ini(dict(parser.items(section)))
+    return "[pytest]\n"
+
+
+def _ini(options: dict) -> str:
+    lines = ["[pytest]"]
+    for key, value in options.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, list):  # one item per continuation line, as ini files write lists
+            text = "".join(f"\n    {item}" for item in value)
+        else:
+            text = str(value).strip().replace("\n", "\n    ")
+        lines.append(f"{key} = {text}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _infrastructure(root: Path) -> list[Path]:
+    """Start-up hooks, conftest files and package metadata under ``root`` (never inside .git)."""
+    found = []
+    for path in root.rglob("*"):
+        if ".git" in path.relative_to(root).parts:
+            continue
+        if path.name in HOOK_FILES or path.name.endswith(HOOK_SUFFIXES) and path.is_file():
+            found.append(path)
+        elif path.is_dir() and path.name.endswith(METADATA_SUFFIXES):
+            found.append(path)
+    # Folders first are removed whole; their contents need no second look.
+    return [p for p in sorted(found) if not any(q != p and p.is_relative_to(q) for q in found)]
+
+
+def _replace_folder(target: Path, source: Path, root: Path) -> set[str]:
+    real = target.is_dir() and not target.is_symlink()
+    mine = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()} if real else set()
+    theirs = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()} if source.is_dir() else set()
+    prefix = _rel(target, root)
+    changed = {f"{prefix}/{p}" for p in mine ^ theirs}
+    changed |= {f"{prefix}/{p}" for p in mine & theirs if not filecmp.cmp(target / p, source / p, shallow=False)}
+    if target.is_symlink():  # a link in place of the tests folder is never followed
+        changed.add(prefix)
+    if changed:
+        if target.is_symlink() or target.exists():
+            _remove(target)
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True)
+    return changed
+
+
+def _same(path: Path, twin: Path) -> bool:
+    if path.is_dir() or twin.is_dir():
+        return path.is_dir() and twin.is_dir() and not filecmp.dircmp(path, twin).diff_files and _same_names(path, twin)
+    return twin.is_file() and not path.is_symlink() and filecmp.cmp(path, twin, shallow=False)
+
+
+def _same_names(a: Path, b: Path) -> bool:
+    return sorted(p.relative_to(a) for p in a.rglob("*")) == sorted(p.relative_to(b) for p in b.rglob("*"))
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()

@@ -1,0 +1,228 @@
+"""Bubblewrap: the isolation of the local sandbox.
+
+Every command the local sandbox runs for an agent or a test goes through ``bwrap`` (Debian's
+``bubblewrap``, what Flatpak builds on) with:
+
+- its own user, PID, IPC, UTS, cgroup and **network** namespaces: the code cannot see the
+  harness's processes (so not ``/proc/<ppid>/environ``, where the model API key lives), cannot
+  signal them, and cannot reach any address, loopback included;
+- a file system made of read-only system folders (``/usr``, a few files of ``/etc``), the
+  task's virtualenv and its base interpreter (read-only, at their host paths), a fresh tmpfs
+  ``HOME`` and ``/tmp``, and the sandbox root at ``/workspace``. Nothing else exists: not the
+  oracle checkout, not other runs' workspaces, not evoci's home, not the user's home;
+- resource limits: address space, file size, CPU time and open files through ``prlimit``, and
+  the number of processes through a ``pids`` cgroup (``RLIMIT_NPROC`` does not apply to a user
+  that is root on the host, so it is only the fallback);
+- ``--die-with-parent`` and a PID namespace: when the command ends or is killed, everything it
+  started dies with it, ``setsid`` or not.
+
+An **ephemeral** root (the test node's grading tree) is mounted read-only at ``/evoci-src`` and
+copied into a size-capped tmpfs at ``/workspace`` before the command starts: the code under test
+can write where it runs, but nothing it writes reaches the host (no disk fill, no report
+forged next to the harness's files).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import uuid
+from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES
+
+SANDBOX_ROOT = "/workspace"
+SANDBOX_HOME = "/home/evoci"
+_SOURCE = "/evoci-src"
+# The few host files of /etc that programs need (user names, dynamic loader, TLS roots, time zone).
+_ETC = ("passwd", "group", "nsswitch.conf", "hosts", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+        "ssl", "ca-certificates", "ca-certificates.conf", "alternatives", "mime.types", "os-release", "gitconfig")
+# The top-level system folders; on merged-/usr systems most are symlinks into /usr.
+_SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "opt")
+_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+GIB = 1024**3
+
+
+class BwrapOptions(BaseModel):
+    """Limits and extra mounts of the bubblewrap sandbox (``--sandbox-option KEY=VALUE``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    address_space_bytes: int = Field(8 * GIB, gt=0)
+    """Virtual memory per process (RLIMIT_AS): a memory hog gets MemoryError, not the host's OOM killer."""
+    file_size_bytes: int = Field(1 * GIB, gt=0)
+    """Largest file a command may write (RLIMIT_FSIZE)."""
+    cpu_seconds: int = Field(4 * 3600, gt=0)
+    """CPU time per process (RLIMIT_CPU); wall time is the caller's timeout."""
+    open_files: int = Field(4096, gt=0)
+    """Open file descriptors per process (RLIMIT_NOFILE)."""
+    pids: int = Field(512, gt=0)
+    """Processes and threads at once (pids cgroup)."""
+    tmp_bytes: int = Field(1 * GIB, gt=0)
+    """Size of the tmpfs at /tmp and of the one at HOME."""
+    tree_bytes: int = Field(4 * GIB, gt=0)
+    """Size of the tmpfs an ephemeral root is copied into."""
+    agent_network: bool = False
+    """Let agent commands reach the network (an external agent CLI calling its model); tests never do."""
+    ro_paths: tuple[str, ...] = ()
+    """Extra host folders made visible read-only at their own paths (an agent CLI's installation)."""
+
+
+@functools.cache
+def available() -> str | None:
+    """None when bubblewrap can start a sandbox here, else why not (for the user)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    probe = [exe, "--unshare-all", "--unshare-user", "--die-with-parent", *_system_binds(), "--proc", "/proc",
+             "--dev", "/dev", "--", "/bin/true"]
+    from evoci.sandbox.process import run_process  # process.py is the one place that starts processes
+
+    try:
+        done = run_process(probe, cwd=Path("/"), env={"PATH": os.defpath}, timeout=30, output_limit=10_000)
+    except Exception as exc:  # noqa: BLE001 - any failure to start means "not available", said in words
+        return f"bubblewrap could not start: {exc}"
+    if not done.ok:
+        return f"bubblewrap cannot create namespaces here: {done.stderr.strip()[:300]}"
+    return None
+
+
+def command(
+    cmd: list[str],
+    *,
+    root: Path,
+    cwd: str,
+    env: Mapping[str, str],
+    read_only: list[Path],
+    options: BwrapOptions,
+    network: bool = False,
+    ephemeral: bool = False,
+) -> list[str]:
+    """The argv that runs ``cmd`` isolated, with ``root`` at /workspace and ``cwd`` relative to it."""
+    argv = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    if network:
+        argv.append("--share-net")
+    argv += _system_binds()
+    # The fresh folders first: a read-only bind below /tmp (an environment under a home in /tmp)
+    # must land on top of the tmpfs, not under it.
+    argv += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(options.tmp_bytes), "--tmpfs", "/tmp",
+             "--size", str(options.tmp_bytes), "--tmpfs", SANDBOX_HOME]  # fmt: skip
+    for path in _unique_existing(read_only):
+        argv += ["--ro-bind", str(path), str(path)]
+    if ephemeral:
+        argv += ["--ro-bind", str(root), _SOURCE, "--size", str(options.tree_bytes), "--tmpfs", SANDBOX_ROOT,
+                 "--size", str(REPORT_DIR_BYTES), "--tmpfs", REPORT_DIR]
+    else:
+        argv += ["--bind", str(root), SANDBOX_ROOT]
+    argv += ["--clearenv", *(x for name, value in env.items() for x in ("--setenv", name, value))]
+    where = os.path.normpath(os.path.join(SANDBOX_ROOT, cwd))
+    limits = ["prlimit", f"--as={options.address_space_bytes}", f"--fsize={options.file_size_bytes}",
+              f"--cpu={options.cpu_seconds}", f"--nofile={options.open_files}", "--core=0",
+              f"--nproc={options.pids}", "--"]  # fmt: skip
+    copy = f"cp -a {_SOURCE}/. {SANDBOX_ROOT}/ && " if ephemeral else ""
+    script = f'{copy}cd "$0" && exec "$@"'
+    return [*argv, "--chdir", "/", "--", "/bin/sh", "-c", script, where, *limits, *cmd]
+
+
+def read_only_for(program: str, search_path: str) -> list[Path]:
+    """Host folders a program needs to be visible: its installation (a virtualenv and its base)."""
+    found = program if os.path.isabs(program) else shutil.which(program, path=search_path)
+    if not found:
+        return []
+    exe = Path(found)
+    roots = [exe.parent]
+    for candidate in (exe.parent.parent, Path(os.path.realpath(exe)).parent.parent):
+        if (candidate / "pyvenv.cfg").is_file():
+            roots.append(candidate)
+            roots += venv_base(candidate)
+        elif candidate != Path("/"):
+            roots.append(candidate)
+    return roots
+
+
+def venv_base(venv: Path) -> list[Path]:
+    """The installation a virtualenv's interpreter lives in (its ``pyvenv.cfg`` ``home``'s parent)."""
+    try:
+        lines = (venv / "pyvenv.cfg").read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and value.strip():
+            home = Path(value.strip())
+            return [home.parent, Path(os.path.realpath(home)).parent]
+    return []
+
+
+@contextmanager
+def pids_cgroup(limit: int) -> Iterator[list[str]]:
+    """A fresh pids cgroup capped at ``limit``; yields the argv prefix that moves a command into it.
+
+    Yields an empty prefix where no writable pids controller exists (then only RLIMIT_NPROC
+    applies, which a user that is root on the host is exempt from).
+    """
+    group = _make_group(limit)
+    if group is None:
+        yield []
+        return
+    try:
+        yield ["/bin/sh", "-c", f'echo $$ > {shlex.quote(str(group / "cgroup.procs"))} && exec "$@"', "evoci-pids"]
+    finally:
+        try:
+            group.rmdir()
+        except OSError:  # a process is still being reaped; the empty group is harmless
+            pass
+
+
+def _make_group(limit: int) -> Path | None:
+    for base in _PIDS_ROOTS:
+        if not (base / "cgroup.procs").exists() or not os.access(base, os.W_OK):
+            continue
+        if base == Path("/sys/fs/cgroup") and "pids" not in _read(base / "cgroup.subtree_control"):
+            continue
+        group = base / "evoci" / uuid.uuid4().hex[:12]
+        try:
+            group.mkdir(parents=True)
+            (group / "pids.max").write_text(str(limit))
+            return group
+        except OSError:
+            continue
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _system_binds() -> list[str]:
+    binds: list[str] = []
+    for name in _SYSTEM:
+        path = Path("/") / name
+        if path.is_symlink():
+            binds += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            binds += ["--ro-bind", str(path), str(path)]
+    for name in _ETC:
+        path = Path("/etc") / name
+        if path.exists():
+            binds += ["--ro-bind", str(path), str(path)]
+    return binds
+
+
+def _unique_existing(paths: list[Path]) -> list[Path]:
+    seen: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        if path.exists() and path not in seen and not any(path.is_relative_to(p) for p in seen):
+            seen = [p for p in seen if not p.is_relative_to(path)] + [path]
+    return seen
