@@ -23,6 +23,7 @@ from typing import Any
 
 from evoci.agents.base import AgentOutcome
 from evoci.errors import DatabaseLocked
+from evoci.identity import changes
 from evoci.store.db import transaction
 from evoci.store.spool import Spool, Statement
 
@@ -135,8 +136,6 @@ class Facts:
         A task already recorded is updated only by a claim that checks ``resolved`` columns, so a
         refused task keeps its recorded state.
         """
-        from evoci.identity import changes
-
         with self._transaction() as con:
             found = con.execute(
                 "select spec, base_sha, oracle_sha, environment_hash from tasks where run_id = ? and task_id = ?",
