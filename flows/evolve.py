@@ -3,8 +3,8 @@
 Before any work the run claims its id for its config and the task its id for its spec,
 then for its resolved commits (``tasks/identity.py``): a change under an existing id is
 refused, never merged. Iteration 0 tests the base codebase (with the oracle's tests); the
-oracle's own test run defines the target set T. Each iteration i ≥ 1 runs the three nodes and records its
-facts; the loop stops when all of T pass or after N iterations. Facts are written after
+oracle's own test run defines the target set T. Each iteration i ≥ 1 runs the three nodes
+and records its facts; the loop stops when all of T pass or after N iterations. Facts are written after
 every node result, idempotently, so a killed run re-run with the same command resumes:
 completed nodes come back from Prefect's persisted results and their facts are no-ops.
 """
