@@ -120,8 +120,10 @@ def _classify(sandbox: Sandbox, task: TaskSpec, result: ExecResult) -> TestRepor
         return TestReport(status=TestStatus.AGENT_ERROR, **{**common, "output_tail": f"{tail}\n{note}".strip()})
     outcomes, details = _outcomes(report)
     status = TestStatus.OK if result.exit_code in (0, 1) else TestStatus.AGENT_ERROR
+    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in report.get("evoci_runtime_changes") or []]
     return TestReport(
-        status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(report), **common
+        status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(report),
+        integrity_flags=replaced, **common,
     )
 
 

@@ -28,15 +28,20 @@ def prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     return _key("prepare", run.run_id, task.model_dump_json(), run.config.sandbox.model_dump_json(), identity)
 
 
+# The grading path's version: a result graded by an older tree builder or runner is never reused.
+GRADER_VERSION = 2
+
+
 def test_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     """Invalidated by a different run, task, workspace, codebase commit, environment, test command,
-    timeout or sandbox config. The codebase is always a commit (nodes commit before they
-    hand over), so its SHA identifies the code and the tests exactly.
+    timeout, sandbox config or grading path (``GRADER_VERSION``). The codebase is always a commit
+    (nodes commit before they hand over), so its SHA identifies the code exactly; the tests and
+    runner configuration come from the oracle, which the task identifies.
     """
     run, prepared = args["run"], args["prepared"]
     task = prepared.task
     return _key(
-        "test", run.run_id, task.task_id, prepared.workspace_id, args["label"], args["sha"], prepared.environment.content_hash,
+        "test", GRADER_VERSION, run.run_id, task.task_id, prepared.workspace_id, args["label"], args["sha"], prepared.environment.content_hash,
         task.test_command, task.pythonpath, task.test_timeout_s or run.config.test_timeout_s,
         run.config.sandbox.model_dump_json(),
     )

@@ -71,7 +71,7 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
         passed, len(report.outcomes), report.duration_s,
         f"; {len(overrides)} file(s) of the agent's were overridden for grading" if overrides else "",
     )
-    return report.model_copy(update={"graded_overrides": overrides, "integrity_flags": flags})
+    return report.model_copy(update={"graded_overrides": overrides, "integrity_flags": [*flags, *report.integrity_flags]})
 
 
 def _agents_overrides(workspace: Workspace, prepared: Prepared, sha: str, differences: list[str]) -> list[str]:

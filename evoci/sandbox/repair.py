@@ -69,6 +69,13 @@ DISTRIBUTIONS: dict[str, str] = {
     "Levenshtein": "python-Levenshtein",
     "_pytest": "pytest",
     "xdist": "pytest-xdist",
+    # Plugins' import names, spelled as their distributions are published.
+    "pytest_cov": "pytest-cov",
+    "pytest_timeout": "pytest-timeout",
+    "pytest_rerunfailures": "pytest-rerunfailures",
+    "pytest_benchmark": "pytest-benchmark",
+    "pytest_asyncio": "pytest-asyncio",
+    "pytest_mock": "pytest-mock",
 }
 # pytest fixtures and command-line options that only a plugin provides → its import name.
 PLUGIN_FIXTURES = {

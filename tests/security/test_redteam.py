@@ -9,9 +9,12 @@ agent broke), keep the iteration scored, and record the attempt (tampering or a 
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import socket
 import threading
+
+from pathlib import Path
 
 import git
 import pytest
@@ -38,8 +41,13 @@ SANDBOXES = ["local", pytest.param("docker", marks=pytest.mark.docker)]
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """One demo repository and one evoci home for every attack (environments are built once)."""
-    root = tmp_path_factory.mktemp("redteam")
+    """One demo repository and one evoci home for every attack (environments are built once).
+
+    ``EVOCI_REDTEAM_HOME`` keeps them in a folder of your choice, for
+    ``scripts/redteam_table.py <folder>/home/evoci.duckdb`` (the README's table).
+    """
+    kept = os.environ.get("EVOCI_REDTEAM_HOME")
+    root = Path(kept) if kept else tmp_path_factory.mktemp("redteam")
     return {"task": demo_task(root / "demo"), "home": root / "home"}
 
 
@@ -113,6 +121,8 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
         assert tampered, f"{attack.name}: nothing recorded as tampering"
     elif attack.recorded == "flagged":
         assert flags, f"{attack.name}: not flagged"
+    if attack.flag_says:
+        assert any(attack.flag_says in f for f in flags), flags
 
     # Nothing reached the host, the network or a secret.
     assert not marker.exists(), "a command written in the workspace ran on the host"
