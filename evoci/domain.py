@@ -140,6 +140,9 @@ class AgentConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings.")
 
 
+_LATER_FIELDS = ("attempts", "grade_every_step")
+
+
 class RunConfig(BaseModel):
     """Everything that shapes a run's results. Stored whole with the run."""
 
@@ -157,10 +160,20 @@ class RunConfig(BaseModel):
     concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
     node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")
     retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")
+    attempts: int = Field(1, ge=1, le=100, description="NITR: independent attempts per probe (Pass@k, stability).")
+    grade_every_step: bool = Field(False, description="NITR: also grade each intermediate step (a diagnostic).")
 
     def identity(self) -> dict[str, Any]:
-        """What the results depend on (not the run's name, nor how it is scheduled or retried)."""
-        return self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"})
+        """What the results depend on (not the run's name, nor how it is scheduled or retried).
+
+        Fields added after results existed (``_LATER_FIELDS``) count only when set away from
+        their default, so older runs keep their ids and resume.
+        """
+        data = self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"})
+        for name in _LATER_FIELDS:
+            if data[name] == RunConfig.model_fields[name].default:
+                del data[name]
+        return data
 
     def config_hash(self) -> str:
         """Hash of ``identity()``: a run id must never hold results of two different configs."""

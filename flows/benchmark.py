@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextvars
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Callable
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -24,6 +25,46 @@ from evoci.domain import RunConfig, TaskSpec
 from evoci.errors import ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
 from evoci.flows.evolve import TaskSummary, evolve, record_run
+
+
+def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: int, *args: Any,
+                     stop: Callable[[Any], str | None] | None = None) -> tuple[list, list[tuple[str, Exception]], str | None]:
+    """``subflow(item, *args)`` for each (name, item), ``concurrency`` at once, on threads carrying
+    this flow's context. Returns the results of those that returned (in item order), (name, error)
+    for the others (each subflow records its own failure, so the others go on), and the reason
+    ``stop(result)`` gave to end the fan-out early: after it, no further item starts."""
+    order = {name: i for i, (name, _) in enumerate(items)}
+    queue = iter(items)
+    results: list[tuple[str, Any]] = []
+    failed: list[tuple[str, Exception]] = []
+    stopped: str | None = None
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=subflow.name) as pool:
+        running: dict[Future, str] = {}
+
+        def start_next() -> None:
+            name, item = next(queue, (None, None))
+            if name is not None and stopped is None:
+                running[pool.submit(contextvars.copy_context().run, subflow, item, *args)] = name
+
+        for _ in range(concurrency):
+            start_next()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                name = running.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # recorded by the subflow; the others went on
+                    failed.append((name, exc))
+                else:
+                    results.append((name, result))
+                    reason = stop(result) if stop else None
+                    if reason and stopped is None:
+                        stopped = reason
+                        get_run_logger().error("stopping the run, no further task starts: %s", reason)
+                start_next()
+    return [r for _, r in sorted(results, key=lambda r: order[r[0]])], failed, stopped
+
 
 
 @flow(name="benchmark", flow_run_name="benchmark-{dataset}")
@@ -46,36 +87,9 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
              config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
-    summaries: list[TaskSummary] = []
-    failed: list[tuple[str, Exception]] = []
-    stopped: str | None = None
-    queue = iter(data.tasks)
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
-        running: dict[Future, TaskSpec] = {}
-
-        def start_next() -> None:
-            spec = next(queue, None)
-            if spec is not None and stopped is None:
-                running[pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home,
-                                    run.db)] = spec
-
-        for _ in range(config.concurrency):
-            start_next()
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                spec = running.pop(future)
-                try:
-                    summary = future.result()
-                except Exception as exc:  # recorded by the subflow; the others went on
-                    failed.append((spec.task_id, exc))
-                else:
-                    summaries.append(summary)
-                    if summary.stops_run and stopped is None:
-                        # The provider rejected the run's key, model or endpoint: every task would fail alike.
-                        stopped = summary.reason
-                        log.error("stopping the run, no further task starts: %s", stopped)
-                start_next()
+    summaries, failed, stopped = each_in_subflows(
+        evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
+        run.db, stop=lambda summary: summary.reason if summary.stops_run else None)
     run.facts.run_finished(run.run_id)
     publish_run(run)  # summary, task table and plots on the run's page; never raises
     if stopped:
@@ -86,5 +100,4 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
             raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons: {listed} — retry this flow "
                                "run, or run the same command again, to redo only what did not complete")
         raise RuntimeError(f"{len(failed)} task(s) failed: {listed} — retrying will not help until the cause is fixed")
-    order = {spec.task_id: i for i, spec in enumerate(data.tasks)}
-    return sorted(summaries, key=lambda s: order[s.task_id])
+    return summaries
