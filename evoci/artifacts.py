@@ -18,7 +18,7 @@ import logging
 import re
 from pathlib import Path
 
-from evoci.digest import RunDigest, TaskDigest, fmt, load_digest, money, percent
+from evoci.digest import RunDigest, TaskDigest, fmt, load_digest, money, percent, sql_hint
 from evoci.plots import a_per_iteration, data_url, run_plots
 from evoci.runtime import RunContext
 
@@ -109,7 +109,7 @@ def run_markdown(digest: RunDigest, plots: dict[str, bytes]) -> str:
                     for run, s in by_run.items()]),
             f"![EvoScore ranking across γ]({data_url(plots['ranking'])})",
         ]
-    parts.append(f"Query these numbers: `evoci sql \"select * from evoscore(gamma := 1.0) where run_id = '{digest.run_id}'\"`")
+    parts.append(f"Query these numbers: `{sql_hint(digest.db, f'select * from evoscore(gamma := 1.0) where run_id = {digest.run_id!r}')}`")
     return "\n\n".join(parts) + "\n"
 
 

@@ -18,15 +18,21 @@ import sys
 from pathlib import Path
 
 
-def _prefect_defaults(verbose: bool) -> None:
-    """Settings Prefect reads at import: quiet, patient with the ephemeral server's start-up."""
+def _prefect_defaults(verbose: bool, command: str = "") -> None:
+    """Settings Prefect reads at import: quiet, patient with the ephemeral server's start-up.
+
+    Without -v, ``run`` and ``demo`` show only evoci's own lines: each task's progress and how it
+    ended, bad dataset lines and the score table. Prefect's console logs (failed runs come with
+    full tracebacks) appear with -v, and always in the Prefect UI.
+    """
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     if not verbose:
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL", "WARNING")
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL", "WARNING")
+        level = "CRITICAL" if command in ("run", "demo") else "WARNING"
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", level)
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL", level)
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL", level)
 
 
 def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
@@ -94,6 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.protocol == "swe-evo" or (args.protocol is None and is_swe_evo_dataset(args.dataset)):
         return cmd_run_swe_evo(args)
     from evoci.datasets import dataset_name
+    from evoci.identity import check_run
     from evoci.report import console_for_output, print_report
     from evoci.runtime import RunContext
     from evoci.ui import LiveProgress
@@ -112,6 +119,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"protocol": "nitr"})
         name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
     run = RunContext.create(config, name, home=args.home, db=args.db)
+    check_run(Path(run.db), run.run_id, run.config)  # a changed config never joins a recorded run
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
@@ -134,6 +142,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             failed = True
     print_report(Path(run.db), run.run_id, console=console)
     return 1 if failed else 0
+
+
+def results_db(args: argparse.Namespace) -> Path:
+    """The results file a reading command uses: the same defaults as ``evoci run`` (--db, else
+    $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending spooled facts
+    are written first, so what is read is complete."""
+    from evoci.settings import Paths
+    from evoci.store import Facts
+
+    db = Paths.of(args.home).results_db(args.db)
+    if db.exists():
+        Facts(db).flush()
+    return db
 
 
 def cmd_run_swe_evo(args: argparse.Namespace) -> int:
@@ -163,7 +184,7 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     if not summaries:
         console.print("[red]no instance could be loaded[/] (see the errors above)")
         return 1
-    db = Path(args.db).absolute() if args.db else (Paths(home=Path(args.home).absolute()) if args.home else Paths.default()).db
+    db = Paths.of(args.home).results_db(args.db)
     print_report(db, summaries[0].run_id, console=console)
     return 0
 
@@ -171,15 +192,14 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     from evoci.report import run_sql
 
-    return run_sql(Path(args.db) if args.db else None, args.query, output=args.format)
+    return run_sql(results_db(args), args.query, output=args.format)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from evoci.digest import latest_run_id as latest_run
     from evoci.report import print_report
-    from evoci.settings import Paths
 
-    db = Path(args.db).absolute() if args.db else Paths.default().db
+    db = results_db(args)
     run_id = args.run_id or latest_run(db)
     if args.html:
         from evoci.report_html import write_html
@@ -192,10 +212,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_trajectory(args: argparse.Namespace) -> int:
     from evoci.report import print_trajectory
-    from evoci.settings import Paths
 
-    db = Path(args.db).absolute() if args.db else Paths.default().db
-    return print_trajectory(db, args.run_id, args.task_id, args.iteration, role=args.role)
+    return print_trajectory(results_db(args), args.run_id, args.task_id, args.iteration, role=args.role)
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -219,8 +237,6 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe (default: 1)")
     p.add_argument("--grade-every-step", action="store_true", help="NITR: also grade intermediate steps (diagnostic)")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
-    p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
-    p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
     p.add_argument("--protocol", choices=["swe-ci", "swe-evo"], help="default: swe-evo for SWE-bench-format records "
                    "(and `swe-evo-demo`), else swe-ci")
     p.add_argument("--repos", metavar="DIR", help="SWE-EVO: folder of local clones (<owner>__<name>) for records without repo_path")
@@ -228,7 +244,14 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge-model", metavar="MODEL", help="SWE-EVO: label each unresolved instance with the paper's "
                    "failure taxonomy, judged by this model")
     p.add_argument("--judge-option", action="append", metavar="KEY=VALUE", help="judge model setting, e.g. provider=anthropic")
-    p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
+    _results_options(p)
+
+
+def _results_options(p: argparse.ArgumentParser) -> None:
+    """--home, --db and -v, with the same defaults for every command that writes or reads results."""
+    p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
+    p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs and full tracebacks")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,14 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sql = sub.add_parser("sql", help="query the results database, read-only")
     sql.add_argument("query", help='e.g. "select * from evoscore(gamma := 1.5)"')
-    sql.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or ./.evoci/evoci.duckdb)")
+    _results_options(sql)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
     sql.set_defaults(func=cmd_sql)
 
     report = sub.add_parser("report", help="a run's scores")
     report.add_argument("--run-id", help="default: the latest run")
     report.add_argument("--gamma", type=float, default=1.0, help="EvoScore's γ (default: 1)")
-    report.add_argument("--db", help="DuckDB results file")
+    _results_options(report)
     report.add_argument("--html", metavar="FILE", help="write the run's summary, tables and plots to one self-contained HTML file")
     report.set_defaults(func=cmd_report)
 
@@ -263,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     traj.add_argument("task_id")
     traj.add_argument("iteration", type=int)
     traj.add_argument("--role", choices=["architect", "programmer"])
-    traj.add_argument("--db", help="DuckDB results file")
+    _results_options(traj)
     traj.set_defaults(func=cmd_trajectory)
 
     try:
@@ -280,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _prefect_defaults(getattr(args, "verbose", False))
+    _prefect_defaults(getattr(args, "verbose", False), args.command)
+
     from evoci.errors import EvociError
 
     try:
@@ -291,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evoci: interrupted — re-run the same command to resume", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an unforeseen failure: one line, the traceback only with -v
+        if getattr(args, "verbose", False):
+            raise
+        print(f"evoci: {type(exc).__name__}: {exc} — run the command again with -v for the full traceback",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

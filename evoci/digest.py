@@ -7,12 +7,15 @@ The Prefect artifacts (``evoci.artifacts``) and ``evoci report --html``
 
 from __future__ import annotations
 
+import shlex
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from evoci.errors import StorageError
+from evoci.settings import Paths
 from evoci.store import reading
 
 # γ values of the ranking plot: the paper's range (SWE-CI §4.2, Fig. 5), 1 included.
@@ -153,6 +156,7 @@ class RunDigest:
     tasks: list[TaskDigest] = field(default_factory=list)
     ranking: list[RankingPoint] = field(default_factory=list)
     integrity: list[IntegrityEvent] = field(default_factory=list)
+    db: Path | None = None  # the results file it was read from (hints name it)
 
     @property
     def compared_runs(self) -> list[str]:
@@ -184,7 +188,7 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
     with reading(Path(db)) as con:
         run = con.execute(RUN, {"run_id": run_id, "gamma": gamma}).fetchone()
         if run is None:
-            raise StorageError(f"no run {run_id!r} in {db} — list runs with: evoci sql \"select run_id from runs\"")
+            raise StorageError(f"no run {run_id!r} in {db} — list runs with: {sql_hint(db, 'select run_id from runs')}")
         tasks = con.execute(TASKS, {**params, "gamma": gamma}).fetchall()
         iterations = con.execute(ITERATIONS, params).fetchall()
         integrity = con.execute(INTEGRITY, params).fetchall()
@@ -203,8 +207,19 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
         output_tokens=output_tokens or 0,
         tasks=[TaskDigest(*row, iterations=by_task.get(row[0], [])) for row in tasks],
         ranking=[RankingPoint(*row) for row in ranking],
-        integrity=[IntegrityEvent(*row) for row in integrity],
+        integrity=[IntegrityEvent(*row) for row in integrity], db=Path(db),
     )
+
+
+def sql_hint(db: Path | None, query: str) -> str:
+    """An ``evoci sql`` command that can be pasted as printed: this program's path, and --db unless it is the default."""
+    program = Path(sys.argv[0]) if sys.argv and Path(sys.argv[0]).name == "evoci" else Path("evoci")
+    # Double quotes read best around SQL's single quotes; shlex quoting when they would not be safe.
+    quoted = f'"{query}"' if not set(query) & set('"$`\\!') else shlex.quote(query)
+    command = f"{shlex.quote(str(program))} sql {quoted}"
+    if db is not None and Path(db).absolute() != Paths.default().db:
+        command += f" --db {shlex.quote(str(Path(db).absolute()))}"
+    return command
 
 
 def latest_run_id(db: Path) -> str:

@@ -53,6 +53,11 @@ class EnvironmentSpec(BaseModel):
         """Identity of the environment: equal hashes share one built virtualenv or image."""
         return stable_hash({"python": self.python, "requirements": list(self.requirements)})
 
+    def with_requirements(self, extra: tuple[str, ...] | list[str]) -> "EnvironmentSpec":
+        """This environment plus ``extra`` requirements (those already listed are not repeated)."""
+        added = tuple(r for r in extra if r not in self.requirements)
+        return self.model_copy(update={"requirements": self.requirements + added}) if added else self
+
 
 class TaskSpec(BaseModel):
     """One benchmark instance. For SWE-CI: evolve ``base_ref`` toward ``oracle_ref``."""
@@ -71,6 +76,9 @@ class TaskSpec(BaseModel):
     )
     pythonpath: tuple[str, ...] = Field(("src", "."), description="PYTHONPATH entries, relative to the workspace.")
     test_timeout_s: float | None = Field(None, description="Overrides the run's test timeout for this task.")
+    extra_requirements: tuple[str, ...] = Field(
+        (), description="pip requirement strings added to the environment resolved from the oracle (e.g. 'pytest-cov')."
+    )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Protocol-specific extras, stored as JSON.")
 
 
@@ -155,8 +163,8 @@ class RunConfig(BaseModel):
     attempts: int = Field(1, ge=1, le=100, description="NITR: independent attempts per probe (Pass@k, stability).")
     grade_every_step: bool = Field(False, description="NITR: also grade each intermediate step (a diagnostic).")
 
-    def config_hash(self) -> str:
-        """Identity of what the results depend on (not the run's name, nor how it is scheduled or retried).
+    def identity(self) -> dict[str, Any]:
+        """What the results depend on (not the run's name, nor how it is scheduled or retried).
 
         Fields added after results existed (``_LATER_FIELDS``) count only when set away from
         their default, so older runs keep their ids and resume.
@@ -165,7 +173,11 @@ class RunConfig(BaseModel):
         for name in _LATER_FIELDS:
             if data[name] == RunConfig.model_fields[name].default:
                 del data[name]
-        return stable_hash(data)
+        return data
+
+    def config_hash(self) -> str:
+        """Hash of ``identity()``: a run id must never hold results of two different configs."""
+        return stable_hash(self.identity())
 
     def resolved_run_id(self, dataset: str) -> str:
         """The explicit run id, or one derived from the dataset name and config hash."""

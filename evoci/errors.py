@@ -3,13 +3,17 @@
     EvociError
      ├── InputError ............ bad user input: recorded as data, the rest of the run goes on
      │    ├── DatasetError ..... a dataset line that is not JSON or lacks a field
-     │    └── TaskSpecError .... a repo that is not git, a ref that does not exist
+     │    ├── TaskSpecError .... a repo that is not git, a ref that does not exist
+     │    ├── DriftError ....... a run id already holds results of a different config or task spec
+     │    └── ProviderRejected . the model provider refused the request: bad key, unknown model or endpoint
      ├── InvalidTask ........... the task cannot be scored (no gap, no passing oracle test)
      └── InfrastructureError ... the harness, not the agent, failed: raised so Prefect retries
           ├── SandboxError ..... a sandbox could not start, run or clean up
           │    └── EnvironmentBuildError  the task's environment could not be built
           ├── HarnessTimeout ... the harness itself was killed or lost its process
-          └── StorageError ..... the results database stayed locked or unwritable
+          ├── StorageError ..... the results database could not be opened or written
+          │    └── DatabaseLocked  another process held it longer than the wait
+          └── ProviderUnavailable  the model provider stayed down after every retry of the call
 
 Agent outcomes (a syntax error, a hanging suite, a limit reached) are never exceptions:
 they are values recorded and scored.
@@ -40,6 +44,21 @@ class TaskSpecError(InputError):
     """A task names a repository or ref that cannot be used."""
 
 
+class DriftError(InputError):
+    """A run id already holds results made with a different config or task spec: never merged."""
+
+    def __init__(self, message: str, changes: list[str]):
+        super().__init__(message)
+        self.changes = changes
+
+
+class ProviderRejected(InputError):
+    """The model provider rejected the credentials, the model or the endpoint (HTTP 401/403/404).
+
+    It stops the task before anything is scored: every later call would be rejected too.
+    """
+
+
 class InvalidTask(EvociError):
     """The task cannot be scored; it is flagged, recorded and skipped."""
 
@@ -62,6 +81,14 @@ class HarnessTimeout(InfrastructureError):
 
 class StorageError(InfrastructureError):
     """The results database could not be written (for example, locked for too long)."""
+
+
+class DatabaseLocked(StorageError):
+    """Another process held the results database longer than evoci waits (``EVOCI_DB_WAIT_S``)."""
+
+
+class ProviderUnavailable(InfrastructureError):
+    """The model provider kept failing (429/5xx, timeouts) after every retry of the call: an outage."""
 
 
 def is_infrastructure(exc: BaseException | None) -> bool:

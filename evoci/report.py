@@ -14,9 +14,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from evoci.digest import fmt, load_digest
+from evoci.digest import fmt, load_digest, sql_hint
 from evoci.settings import Paths
 from evoci.store import connect
+
+# The order the roles act in within one iteration: the architect, then the programmer.
+ROLE_ORDER = "case role when 'architect' then 0 when 'programmer' then 1 else 2 end"
+
 
 def console_for_output() -> Console:
     """A console that does not squeeze tables to 80 columns when the output is a pipe or a file."""
@@ -68,8 +72,24 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         f"avg turns {fmt(digest.avg_turns, 1)} · cost ${fmt(digest.cost_usd, 4)} "
         f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
     )
-    console.print(f"query these numbers: evoci sql \"select * from evoscore(gamma := {gamma:g}) where run_id = '{run_id}'\"",
-                  style="dim")
+    _print_completeness(db, run_id, console)
+    console.print(f"query these numbers: {sql_hint(db, f'select * from evoscore(gamma := {gamma:g}) where run_id = {run_id!r}')}",
+                  style="dim", soft_wrap=True)
+
+
+def _print_completeness(db: Path, run_id: str, console: Console) -> None:
+    """Say so when the run is partial (run_completeness), and list the dataset lines that were skipped."""
+    with connect(db, read_only=True) as con:
+        row = con.execute("select tasks_expected, tasks_unscored, unscored_reasons from run_completeness "
+                          "where run_id = ?", [run_id]).fetchone()
+        skipped = con.execute("select message from failures where run_id = ? and node = 'dataset' order by message",
+                              [run_id]).fetchall()
+    for (message,) in skipped:
+        console.print(f"[yellow]skipped:[/] {message}", soft_wrap=True)
+    if row and row[1]:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(row[2].items()))
+        console.print(f"[yellow]partial run:[/] {row[1]} of the dataset's {row[0]} task(s) have no score ({reasons}) "
+                      "— these numbers are not the whole dataset's", soft_wrap=True)
 
 
 def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
@@ -107,14 +127,15 @@ def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, rol
     console = console_for_output()
     with connect(db, read_only=True) as con:
         rows = con.execute(
-            """select role, status, message, seconds, trajectory from trajectories
-               where run_id = ? and task_id = ? and iteration = ? and (? is null or role = ?) order by role desc""",
+            f"""select role, status, message, seconds, trajectory from trajectories
+               where run_id = ? and task_id = ? and iteration = ? and (? is null or role = ?)
+               order by {ROLE_ORDER}, role""",
             [run_id, task_id, iteration, role, role],
         ).fetchall()
         calls = con.execute(
-            """select role, call_index, model, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s,
+            f"""select role, call_index, model, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s,
                       finish_reason, error from agent_calls
-               where run_id = ? and task_id = ? and iteration = ? order by role desc, call_index""",
+               where run_id = ? and task_id = ? and iteration = ? order by {ROLE_ORDER}, role, node_try, node_run, call_index""",
             [run_id, task_id, iteration],
         ).fetchall()
     if not rows:

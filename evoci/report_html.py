@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 
 from evoci.artifacts import headline, iteration_rows, task_outcome, task_rows
-from evoci.digest import RunDigest, fmt, load_digest
+from evoci.digest import RunDigest, fmt, load_digest, sql_hint
 from evoci.plots import a_per_iteration, data_url, run_plots
 
 STYLE = """
@@ -80,8 +80,8 @@ def render(digest: RunDigest) -> str:
             plot = a_per_iteration([task], digest.max_iterations, title=f"a(c) per iteration — {task.task_id}")
             out.append(_img(plot, f"a(c) per iteration of {task.task_id}"))
         out.append(_table(iteration_rows(task)))
-    out += [f"<p>Query these numbers: <code>evoci sql \"select * from evoscore(gamma := 1.0) where run_id = "
-            f"'{_e(digest.run_id)}'\"</code></p>", "</body></html>"]
+    hint = sql_hint(digest.db, f"select * from evoscore(gamma := 1.0) where run_id = {digest.run_id!r}")
+    out += [f"<p>Query these numbers: <code>{_e(hint)}</code></p>", "</body></html>"]
     return "\n".join(out) + "\n"
 
 

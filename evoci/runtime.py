@@ -31,12 +31,12 @@ class RunContext(BaseModel):
         night's results in its cache), while a retry of that flow run keeps its id and resumes.
         The id is written into the returned ``config``, so subflows given ``run.config`` join this run.
         """
-        paths = Paths(home=Path(home).absolute()) if home else Paths.default()
+        paths = Paths.of(home)
         config = isolated(config)
         run_id = config.run_id or config.resolved_run_id(dataset) + _deployment_run_suffix()
         return cls(
             run_id=run_id, dataset=dataset, config=config.model_copy(update={"run_id": run_id}),
-            home=str(paths.home), db=str(Path(db).absolute() if db else paths.db),
+            home=str(paths.home), db=str(paths.results_db(db)),
         )
 
     @property

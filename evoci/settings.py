@@ -9,6 +9,14 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 
+DB_WAIT_S = 300.0  # how long a write waits for another process to release the results file
+
+
+def db_wait_s() -> float:
+    """Seconds to wait for a results file another process holds (``EVOCI_DB_WAIT_S``, default 300)."""
+    return float(os.environ.get("EVOCI_DB_WAIT_S", DB_WAIT_S))
+
+
 class Paths(BaseModel):
     """evoci's on-disk layout under one home folder (``EVOCI_HOME``, default ``./.evoci``)."""
 
@@ -17,6 +25,15 @@ class Paths(BaseModel):
     @classmethod
     def default(cls) -> "Paths":
         return cls(home=Path(os.environ.get("EVOCI_HOME", ".evoci")).absolute())
+
+    @classmethod
+    def of(cls, home: str | Path | None) -> "Paths":
+        """The layout under ``home`` (``--home``), else the default one."""
+        return cls(home=Path(home).absolute()) if home else cls.default()
+
+    def results_db(self, db: str | Path | None = None) -> Path:
+        """The results file: ``db`` (``--db``) if given, else this home's default (``db``)."""
+        return Path(db).absolute() if db else self.db
 
     @property
     def db(self) -> Path:

@@ -13,32 +13,58 @@ re-runs only what did not complete (the rest comes back from persisted results).
 from __future__ import annotations
 
 import contextvars
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Callable
 
 from prefect import flow
 from prefect.logging import get_run_logger
 
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
-from evoci.domain import RunConfig
+from evoci.domain import RunConfig, TaskSpec
+from evoci.errors import ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
 from evoci.flows.evolve import TaskSummary, evolve, record_run
 
 
-def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: int, *args: Any) -> tuple[list, list[str]]:
+def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: int, *args: Any,
+                     stop: Callable[[Any], str | None] | None = None) -> tuple[list, list[tuple[str, Exception]], str | None]:
     """``subflow(item, *args)`` for each (name, item), ``concurrency`` at once, on threads carrying
-    this flow's context; the results of those that returned, and "name: error" for the others
-    (each subflow records its own failure, so the others go on)."""
+    this flow's context. Returns the results of those that returned (in item order), (name, error)
+    for the others (each subflow records its own failure, so the others go on), and the reason
+    ``stop(result)`` gave to end the fan-out early: after it, no further item starts."""
+    order = {name: i for i, (name, _) in enumerate(items)}
+    queue = iter(items)
+    results: list[tuple[str, Any]] = []
+    failed: list[tuple[str, Exception]] = []
+    stopped: str | None = None
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=subflow.name) as pool:
-        futures = [pool.submit(contextvars.copy_context().run, subflow, item, *args) for _, item in items]
-    results, failed = [], []
-    for (name, _), future in zip(items, futures):
-        try:
-            results.append(future.result())
-        except Exception as exc:  # recorded by the subflow; the others went on
-            failed.append(f"{name}: {exc}")
-    return results, failed
+        running: dict[Future, str] = {}
+
+        def start_next() -> None:
+            name, item = next(queue, (None, None))
+            if name is not None and stopped is None:
+                running[pool.submit(contextvars.copy_context().run, subflow, item, *args)] = name
+
+        for _ in range(concurrency):
+            start_next()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                name = running.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # recorded by the subflow; the others went on
+                    failed.append((name, exc))
+                else:
+                    results.append((name, result))
+                    reason = stop(result) if stop else None
+                    if reason and stopped is None:
+                        stopped = reason
+                        get_run_logger().error("stopping the run, no further task starts: %s", reason)
+                start_next()
+    return [r for _, r in sorted(results, key=lambda r: order[r[0]])], failed, stopped
+
 
 
 @flow(name="benchmark", flow_run_name="benchmark-{dataset}")
@@ -55,17 +81,23 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         config = config.model_copy(update={"sandbox": SandboxBlock.load(sandbox_block).config()})
     run = RunContext.create(config, dataset_name(dataset), home=home, db=db)
     data = load_dataset(dataset, run.paths)
-    record_run(run)
+    record_run(run, dataset_tasks=len(data.tasks) + len(data.errors))
     for error in data.errors:
         log.error("skipped: %s", error)
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
              config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
-    summaries, failed = each_in_subflows(evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency,
-                                         run.config, data.name, run.home, run.db)
+    summaries, failed, stopped = each_in_subflows(
+        evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
+        run.db, stop=lambda summary: summary.reason if summary.stops_run else None)
     run.facts.run_finished(run.run_id)
     publish_run(run)  # summary, task table and plots on the run's page; never raises
+    if stopped:
+        raise ProviderRejected(stopped)
     if failed:
-        raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons (retry this flow run): "
-                           + "; ".join(failed))
+        listed = "; ".join(f"{task_id}: {exc}" for task_id, exc in failed)
+        if all(is_infrastructure(exc) for _, exc in failed):
+            raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons: {listed} — retry this flow "
+                               "run, or run the same command again, to redo only what did not complete")
+        raise RuntimeError(f"{len(failed)} task(s) failed: {listed} — retrying will not help until the cause is fixed")
     return summaries

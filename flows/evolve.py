@@ -1,8 +1,10 @@
 """The ``evolve`` flow: one SWE-CI task, iterated architect → programmer → test.
 
-Iteration 0 tests the base codebase (with the oracle's tests); the oracle's own test run
-defines the target set T. Each iteration i ≥ 1 runs the three nodes and records its
-facts; the loop stops when all of T pass or after N iterations. Facts are written after
+Before any work the run claims its id for its config and the task its id for its spec,
+then for its resolved commits (``tasks/identity.py``): a change under an existing id is
+refused, never merged. Iteration 0 tests the base codebase (with the oracle's tests); the
+oracle's own test run defines the target set T. Each iteration i ≥ 1 runs the three nodes
+and records its facts; the loop stops when all of T pass or after N iterations. Facts are written after
 every node result, idempotently, so a killed run re-run with the same command resumes:
 completed nodes come back from Prefect's persisted results and their facts are no-ops.
 """
@@ -19,12 +21,14 @@ from pydantic import BaseModel
 
 from evoci.artifacts import publish_task
 from evoci.domain import RunConfig, TaskSpec, TestReport
-from evoci.errors import InfrastructureError, InputError
+from evoci.errors import DriftError, InfrastructureError, InputError, ProviderRejected
+from evoci.identity import RESOLVED, task_identity
 from evoci.progress import Event, emit
 from evoci.runtime import Prepared, RunContext
 from evoci.sandbox.repair import own_packages, repair_step
 from evoci.store import IterationRow, TaskRow
 from evoci.tasks.agents import architect_task, programmer_task
+from evoci.tasks.identity import claim_run_task, claim_task
 from evoci.tasks.prepare import prepare_task
 from evoci.tasks.test import ORACLE, test_task
 
@@ -39,6 +43,7 @@ class TaskSummary(BaseModel):
     passed: int = 0
     targets: int = 0
     reason: str | None = None
+    stops_run: bool = False  # the model provider rejected the run's settings: every other task would fail too
 
 
 def _now() -> datetime:
@@ -56,26 +61,27 @@ def evolve(task: TaskSpec, config: RunConfig = RunConfig(), dataset: str = "adho
         publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
 
 
-def record_run(run: RunContext) -> None:
-    run.facts.run(run.run_id, protocol=run.config.protocol, dataset=run.dataset,
-                  max_iterations=run.config.max_iterations, config_hash=run.config.config_hash(),
-                  config=run.config.model_dump(mode="json"))
+def record_run(run: RunContext, dataset_tasks: int | None = None) -> None:
+    """Claim the run id for this config (a DriftError names what differs from the recorded run)."""
+    claim_run_task.with_options(retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)(
+        run, dataset_tasks)
 
 
 def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
     log = get_run_logger()
     facts, config = run.facts, run.config
-    record_run(run)
-    row = TaskRow(run.run_id, task.task_id, task.protocol, "running", repo=task.repo, base_ref=task.base_ref,
-                  oracle_ref=task.oracle_ref, metadata=task.metadata)
-    facts.task(row)
-    emit(Event(run.run_id, task.task_id, "prepare", max_iterations=config.max_iterations))
     nodes = _nodes(run)
+    row = TaskRow(run.run_id, task.task_id, task.protocol, "running", repo=task.repo, base_ref=task.base_ref,
+                  oracle_ref=task.oracle_ref, metadata=task.metadata, spec=task_identity(task))
     try:
+        record_run(run)
+        nodes["claim"](run, row, "spec")
+        emit(Event(run.run_id, task.task_id, "prepare", max_iterations=config.max_iterations))
         prepared: Prepared = nodes["prepare"](task, run)
+        prepared = prepared.model_copy(update={"environment": prepared.environment.with_requirements(task.extra_requirements)})
         oracle, prepared = _oracle_with_repairs(nodes, prepared, run)
-        facts.task(TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
-                              "environment_hash": prepared.environment.content_hash}))
+        nodes["claim"](run, TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
+                                       "environment_hash": prepared.environment.content_hash}), "resolved", RESOLVED)
         targets = sorted(oracle.passed())
         facts.targets(run.run_id, task.task_id, {t: "target" for t in targets})
         emit(Event(run.run_id, task.task_id, "oracle", passed=len(targets), targets=len(targets)))
@@ -105,16 +111,25 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
                     discarded=arch.discarded_files)
             emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
                        config.max_iterations))
-    except InputError as exc:
+    except DriftError as exc:
+        # The recorded results stay as they are: no status of theirs is touched.
         log.error("task %s: %s", task.task_id, exc)
-        facts.failure(run.run_id, task_id=task.task_id, node="prepare", kind="input", error=exc)
-        facts.task_status(run.run_id, task.task_id, "input_error", str(exc))
+        facts.quick().failure(run.run_id, task_id=task.task_id, node="identity", kind="input", error=exc)
         emit(Event(run.run_id, task.task_id, "input_error", message=str(exc)))
         return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="input_error", reason=str(exc))
+    except InputError as exc:
+        log.error("task %s: %s", task.task_id, exc)
+        node = "agent" if isinstance(exc, ProviderRejected) else "prepare"
+        facts.quick().failure(run.run_id, task_id=task.task_id, node=node, kind="input", error=exc)
+        facts.quick().task_status(run.run_id, task.task_id, "input_error", str(exc))
+        emit(Event(run.run_id, task.task_id, "input_error", message=str(exc)))
+        return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="input_error", reason=str(exc),
+                           stops_run=isinstance(exc, ProviderRejected))
     except InfrastructureError as exc:
-        # Retries are exhausted: never scored; the flow run fails so it can be retried.
-        facts.failure(run.run_id, task_id=task.task_id, node="flow", kind="infrastructure", error=exc)
-        facts.task_status(run.run_id, task.task_id, "infra_error", str(exc))
+        # Retries are exhausted: never scored; the flow run fails so it can be retried. The
+        # failure path never waits for the database (a lock may be what failed): it spools.
+        facts.quick().failure(run.run_id, task_id=task.task_id, node="flow", kind="infrastructure", error=exc)
+        facts.quick().task_status(run.run_id, task.task_id, "infra_error", str(exc))
         emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
         raise
     passed = _passed(report, targets)
@@ -137,6 +152,7 @@ def _nodes(run: RunContext) -> dict:
         "test": test_task.with_options(**options),
         "architect": architect_task.with_options(**options),
         "programmer": programmer_task.with_options(**options),
+        "claim": claim_task.with_options(retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s),
     }
 
 

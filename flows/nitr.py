@@ -109,8 +109,9 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: %d probe(s) of %s, %d attempt(s) each%s", run.run_id, len(suite.probes), dataset,
              run.config.attempts, f"; {len(suite.errors)} unusable case(s) skipped" if suite.errors else "")
-    summaries, failed = each_in_subflows(nitr_probe, [(p.probe_id, p) for p in suite.probes], run.config.concurrency,
-                                         run.config, dataset, run.home, run.db)
+    summaries, failures, _ = each_in_subflows(nitr_probe, [(p.probe_id, p) for p in suite.probes],
+                                              run.config.concurrency, run.config, dataset, run.home, run.db)
+    failed = [f"{name}: {exc}" for name, exc in failures]
     run.facts.run_finished(run.run_id)
     publish_nitr_run(Path(run.db), run.run_id)  # summary and probe table on the run's page; never raises
     if failed:

@@ -24,7 +24,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.evoci-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    # Quiet: pip's own -q, and no Python warnings from the build backend (setuptools prints a
+    # boxed notice about every editable install). Failures still print.
+    export PYTHONWARNINGS=ignore
     .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+    unset PYTHONWARNINGS
     touch "$stamp"
 fi

@@ -7,6 +7,10 @@ file never needs to know its place in an order.
 
 from __future__ import annotations
 
+if __name__ != "evoci.sql":  # the folder is on sys.path (e.g. a test run from the repository root)
+    raise ImportError(f"import evoci.sql, not {__name__}: this folder is installed as evoci.sql, and a second "
+                      "copy of its modules would hold a second copy of every flow, task and setting")
+
 from pathlib import Path
 
 import duckdb
@@ -24,8 +28,22 @@ def view_files() -> list[Path]:
     return sorted((_HERE / "views").glob("*.sql"))
 
 
+def _upgrade_agent_calls(con: duckdb.DuckDBPyConnection) -> None:
+    """Give an old file's ``agent_calls`` the ``node_run`` key column (a key cannot be altered in place)."""
+    columns = [r[0] for r in con.execute(
+        "select column_name from information_schema.columns where table_name = 'agent_calls'").fetchall()]
+    if not columns or "node_run" in columns:
+        return
+    con.execute("alter table agent_calls rename to agent_calls_before_node_run")
+    con.execute(schema_sql())
+    kept = ", ".join(columns)
+    con.execute(f"insert into agent_calls ({kept}) select {kept} from agent_calls_before_node_run")
+    con.execute("drop table agent_calls_before_node_run")
+
+
 def apply(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the base tables if missing and (re)create every view and macro."""
+    """Create the base tables if missing, upgrade old ones, and (re)create every view and macro."""
+    _upgrade_agent_calls(con)
     con.execute(schema_sql())
     pending = view_files()
     while pending:

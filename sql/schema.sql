@@ -24,7 +24,9 @@ create table if not exists runs (
     config_hash     varchar   not null,  -- identity of what the results depend on
     config          json      not null,  -- the full RunConfig
     created_at      timestamp not null,
-    finished_at     timestamp            -- NULL while running or after a crash
+    finished_at     timestamp,           -- NULL while running or after a crash
+    dataset_tasks   integer              -- tasks the dataset holds, bad lines included (NULL: not known,
+                                         -- e.g. one `evolve` flow run); the completeness denominator
 );
 
 -- One row per run × task. `status` is state, upserted as the task progresses.
@@ -46,6 +48,8 @@ create table if not exists tasks (
     status            varchar not null,  -- 'running' | 'done' | 'invalid' | 'infra_error' | 'input_error'
     reason            varchar,           -- why invalid / failed, in words a person can act on
     updated_at        timestamp not null,
+    spec              json,              -- the task's spec as first recorded; a different spec under
+                                         -- the same run id is refused, never merged (evoci/identity.py)
     primary key (run_id, task_id)
 );
 
@@ -105,16 +109,21 @@ create table if not exists test_results (
 );
 
 -- One row per model call an agent made (the replay agent records one zero-cost call per role).
--- Calls paid for in a node try that then failed for infrastructure reasons are kept, under
--- that try's number, so cost totals include every call that was paid for.
+-- Each call is written as soon as it is answered, keyed by the node execution that made it
+-- (`node_run`, unique across flow runs, node retries and UI retries), so calls of a try that
+-- failed or was killed are kept and never collide with a later try's: cost totals include
+-- every call that was paid for.
 create table if not exists agent_calls (
     run_id         varchar not null,
     task_id        varchar not null,
     iteration      integer not null,
     attempt        integer not null default 0,
     role           varchar not null,   -- 'architect' | 'programmer' | 'agent'
-    node_try       integer not null default 1,  -- Prefect's run count of the node that made the call
-    call_index     integer not null,   -- 0-based order within (iteration, role, node_try)
+    node_run       varchar not null default '',  -- id of the node execution that made the call ('' before
+                                                 -- evoci recorded it)
+    node_try       integer not null default 1,  -- Prefect's run count of that node (for people; restarts at 1
+                                                 -- in a new flow run)
+    call_index     integer not null,   -- 0-based order within (iteration, role, node_run)
     model          varchar not null,
     provider       varchar not null,   -- 'openai' | 'anthropic' | 'openai-compatible' | 'replay' | 'command'
     input_tokens   bigint  not null default 0,  -- including cached input tokens
@@ -124,7 +133,7 @@ create table if not exists agent_calls (
     latency_s      double,
     finish_reason  varchar,
     error          varchar,            -- NULL when the call succeeded
-    primary key (run_id, task_id, iteration, attempt, role, node_try, call_index)
+    primary key (run_id, task_id, iteration, attempt, role, node_run, node_try, call_index)
 );
 
 -- One row per agent attempt: its outcome and full trajectory (messages and tool calls).
@@ -198,3 +207,7 @@ create table if not exists failure_labels (
     created_at   timestamp not null,
     primary key (run_id, task_id, judge_model)
 );
+
+-- Columns added after a results file was first made (old files gain them on the next write).
+alter table runs add column if not exists dataset_tasks integer;
+alter table tasks add column if not exists spec json;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from prefect.context import TaskRunContext
 from evoci.logs import run_logger
 
 from evoci.agents import AgentContext, AgentOutcome, AgentStatus, Role, make_agent
-from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE
+from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, ModelCall
 from evoci.agents.non_passed import write_non_passed
 from evoci.domain import TestReport
 from evoci.runtime import Prepared, RunContext, inject_fault
@@ -65,19 +66,31 @@ def _did(outcome: AgentOutcome, success: str) -> str:
 
 
 def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContext) -> AgentOutcome:
-    """Run the role's agent; if infrastructure fails mid-attempt, keep the calls already paid for, then raise."""
+    """Run the role's agent, recording each model call as it is answered; if infrastructure fails
+    mid-attempt, keep the calls already paid for, then raise.
+
+    Calls are keyed by a fresh id of this node execution: a new flow run, a node retry or a UI
+    retry starts Prefect's run count at 1 again, but never reuses this id.
+    """
     config = run.config.architect if role is Role.ARCHITECT else run.config.programmer
     task_run = TaskRunContext.get()
-    node_try = task_run.task_run.run_count if task_run else 1
+    paid = AgentOutcome(node_try=task_run.task_run.run_count if task_run else 1, node_run=uuid.uuid4().hex)
+    task_id = prepared.task.task_id
+
+    def on_call(call: ModelCall) -> None:
+        paid.calls.append(call)
+        run.facts.call(run.run_id, task_id, ctx.iteration, role.value, paid, len(paid.calls) - 1)
+
+    ctx.on_call = on_call
     try:
         outcome = make_agent(role, config).run(ctx)
     except Exception as exc:
         partial = getattr(exc, "outcome", None)
         if isinstance(partial, AgentOutcome) and partial.calls:
-            partial.node_try = node_try
-            run.facts.interrupted_calls(run.run_id, prepared.task.task_id, ctx.iteration, role.value, partial)
+            partial.node_try, partial.node_run = paid.node_try, paid.node_run
+            run.facts.interrupted_calls(run.run_id, task_id, ctx.iteration, role.value, partial)
         raise
-    outcome.node_try = node_try
+    outcome.node_try, outcome.node_run = paid.node_try, paid.node_run
     return outcome
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import uuid
 from pathlib import Path
 
 from prefect import task
@@ -91,6 +92,7 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
     sandbox = open_sandbox(sandbox_config(run, probe), workspace.path, NITR_ENVIRONMENT, run.paths)
     task_run = TaskRunContext.get()
     node_try = task_run.task_run.run_count if task_run else 1
+    node_run = uuid.uuid4().hex  # the calls' key: Prefect's try count restarts at 1 in a new flow run
     try:
         ctx = StepContext(probe_id=probe.probe_id, step=step, steps=probe.steps, task_text=probe.task_text(step),
                           sandbox=sandbox, visible_files=workspace.repo.git.ls_files().splitlines())
@@ -98,12 +100,12 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
     except Exception as exc:  # infrastructure cut the attempt short: keep the model calls already paid for
         partial = getattr(exc, "outcome", None)
         if isinstance(partial, AgentOutcome) and partial.calls:
-            partial.node_try = node_try
+            partial.node_try, partial.node_run = node_try, node_run
             run.facts.interrupted_calls(run.run_id, probe.probe_id, step, "programmer", partial)
         raise
     finally:
         sandbox.cleanup()
-    outcome.node_try = node_try
+    outcome.node_try, outcome.node_run = node_try, node_run
     clear_harness_dir(workspace.path)
     changed = workspace.changed_files()
     new_sha = workspace.commit(step, f"evoci: {probe.probe_id} step {step} ({outcome.status.value})\n\n{outcome.message}")

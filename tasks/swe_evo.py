@@ -8,6 +8,7 @@ read the answers run here, harness-side, without a workspace.
 from __future__ import annotations
 
 import shutil
+import uuid
 
 import git
 from prefect import task
@@ -75,17 +76,18 @@ def evo_agent_task(prepared: EvoPrepared, run: RunContext) -> Prediction:
         shutil.rmtree(path, ignore_errors=True)  # every attempt starts from the clean base
         workspace, start = Workspace.create(path, git.Repo(prepared.repo), prepared.base_sha, prepared.base_sha, "tests")
         sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+        node_run = uuid.uuid4().hex  # the calls' key: Prefect's try count restarts at 1 in a new flow run
         try:
             prediction = workspace_patch(config, instance, workspace, start, sandbox)
         except Exception as exc:  # infrastructure: keep the calls already paid for, then let Prefect retry
             partial = getattr(exc, "outcome", None)
             if isinstance(partial, AgentOutcome) and partial.calls:
-                partial.node_try = _node_try()
+                partial.node_try, partial.node_run = _node_try(), node_run
                 run.facts.interrupted_calls(run.run_id, instance.instance_id, 1, "programmer", partial)
             raise
         finally:
             sandbox.cleanup()
-        prediction.outcome.node_try = _node_try()
+        prediction.outcome.node_try, prediction.outcome.node_run = _node_try(), node_run
     lines = len(prediction.patch.splitlines()) if prediction.patch else 0
     run_logger().info("instance %s: the %s agent %s", instance.instance_id, config.kind,
                       f"made a {lines}-line patch" if lines else "made no change (no prediction)")

@@ -7,6 +7,7 @@ stores all three. An agent raises only for infrastructure failure (``Infrastruct
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -70,6 +71,9 @@ class AgentContext:
     base_sha: str
     oracle_sha: str
     requirement: str | None = None  # the architect's requirement.xml, for the programmer
+    # Called with each model call as soon as it is answered, so the harness records it at once
+    # (a run killed mid-attempt keeps what it paid for). Agents that make calls should call it.
+    on_call: Callable[[ModelCall], None] | None = None
 
 
 @dataclass
@@ -82,6 +86,7 @@ class AgentOutcome:
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     node_try: int = 1  # set by the harness: which try of the node produced this outcome
+    node_run: str = ""  # set by the harness: the id of the node execution (unique across flow runs and retries)
 
 
 class Agent(Protocol):

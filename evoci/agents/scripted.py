@@ -11,7 +11,7 @@ It speaks both wire protocols the LLM agents use, so the **real** ``openai`` and
 The script is a list of reply specs served in order, or a callable
 ``(protocol, request_json) -> spec`` (``protocol`` is ``"openai"`` or ``"anthropic"``).
 Build specs with ``text``, ``tool_call``, ``tool_calls``, ``rate_limited``,
-``server_error``, ``context_overflow`` and ``refusal``; errors use each provider's real
+``server_error``, ``rejected`` (401/403/404), ``context_overflow`` and ``refusal``; errors use each provider's real
 status codes and body shapes. Every request is recorded in ``server.requests``. With
 ``strict=True`` (default) a conversation the real API would reject (a tool result without
 its tool call, Anthropic turns out of order) gets a 400, so client bugs show up in tests.
@@ -59,6 +59,11 @@ def server_error(status: int = 500) -> Spec:
     return {"error": "overloaded" if status == 529 else "server", "status": status}
 
 
+def rejected(status: int = 401) -> Spec:
+    """HTTP 401 (bad API key), 403 (no access to the model) or 404 (unknown model or endpoint)."""
+    return {"error": {401: "auth", 403: "permission", 404: "not_found"}[status]}
+
+
 def context_overflow() -> Spec:
     """The provider's "the prompt does not fit the context window" error."""
     return {"error": "context_overflow"}
@@ -77,6 +82,9 @@ _OPENAI_ERRORS = {
                          "This model's maximum context length is 128000 tokens. However, your messages resulted in "
                          "131072 tokens. Please reduce the length of the messages."),  # fmt: skip
     "invalid": (400, "invalid_request_error", None, ""),
+    "auth": (401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    "permission": (403, "invalid_request_error", "model_not_allowed", "Your organization does not have access to this model."),
+    "not_found": (404, "invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."),
 }
 _ANTHROPIC_ERRORS = {
     "rate_limit": (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit."),
@@ -84,6 +92,9 @@ _ANTHROPIC_ERRORS = {
     "overloaded": (529, "overloaded_error", "Overloaded"),
     "context_overflow": (400, "invalid_request_error", "prompt is too long: 208338 tokens > 200000 maximum"),
     "invalid": (400, "invalid_request_error", ""),
+    "auth": (401, "authentication_error", "invalid x-api-key"),
+    "permission": (403, "permission_error", "Your API key does not have permission to use the specified resource."),
+    "not_found": (404, "not_found_error", "model: no such model"),
 }
 
 
@@ -312,6 +323,7 @@ __all__ = [
     "context_overflow",
     "rate_limited",
     "refusal",
+    "rejected",
     "server_error",
     "text",
     "tool_call",

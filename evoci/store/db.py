@@ -19,7 +19,8 @@ from pathlib import Path
 import duckdb
 
 import evoci.sql
-from evoci.errors import StorageError
+from evoci.errors import DatabaseLocked, StorageError
+from evoci.settings import db_wait_s
 
 # Opening DuckDB costs tens of milliseconds, paid on every write batch; not probing for
 # extensions (evoci needs only the built-in json) and one thread make it cheaper for writers.
@@ -34,13 +35,14 @@ def _is_lock_error(exc: duckdb.Error) -> bool:
 
 
 @contextmanager
-def connect(path: Path, *, read_only: bool = False, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def connect(path: Path, *, read_only: bool = False, wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open ``path``, waiting up to ``wait_s`` while another process holds it; close on exit.
 
     Writers apply the schema and (re)create the views once per process, so the file
     always carries the views of the evoci version that last wrote it.
     """
     path = Path(path).absolute()
+    wait_s = db_wait_s() if wait_s is None else wait_s
     if read_only and not path.exists():
         raise StorageError(f"no results database at {path} — run `evoci demo` or `evoci run` first, or pass --db")
     if not read_only:
@@ -55,8 +57,8 @@ def connect(path: Path, *, read_only: bool = False, wait_s: float = 300.0) -> It
             if not _is_lock_error(exc):
                 raise StorageError(f"cannot open results database {path}: {exc}") from exc
             if time.monotonic() > deadline:
-                raise StorageError(
-                    f"results database {path} stayed locked by another process for {wait_s:.0f} s "
+                raise DatabaseLocked(
+                    f"results database {path} stayed locked by another process for {wait_s:g} s "
                     "— close other DuckDB sessions on it (e.g. a duckdb shell) and retry"
                 ) from exc
             time.sleep(delay * (1 + random.random()))
@@ -72,7 +74,7 @@ def connect(path: Path, *, read_only: bool = False, wait_s: float = 300.0) -> It
 
 
 @contextmanager
-def reading(path: Path, *, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def reading(path: Path, *, wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection that is safe beside this process's own writer threads.
 
     DuckDB refuses a read-only and a read-write connection to one file from one process
@@ -84,7 +86,7 @@ def reading(path: Path, *, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyCon
 
 
 @contextmanager
-def transaction(path: Path, *, wait_s: float = 300.0) -> Iterator[duckdb.DuckDBPyConnection]:
+def transaction(path: Path, *, wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write transaction on ``path``: committed on success, rolled back on error."""
     with _write_lock, connect(path, wait_s=wait_s) as con:
         con.execute("begin transaction")

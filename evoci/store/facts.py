@@ -1,20 +1,33 @@
-"""Writing evoci's facts to DuckDB, idempotently.
+"""Writing evoci's facts to DuckDB, idempotently, and never losing one to a lock.
 
 Every insert is ``on conflict do nothing`` on the table's key, so a re-run (after a
 crash, or a Prefect retry) writes nothing twice. ``tasks.status`` and
 ``runs.finished_at`` are state and are upserted. Table meanings: ``sql/schema.sql``.
+
+A write waits (bounded, ``EVOCI_DB_WAIT_S``) while another process holds the file; if
+the wait is spent, its batch goes to the spool (``spool.py``) and the next write
+replays it, so a long-held file costs time, never facts. The two *claims* (a run's
+config, a task's identity) must read before they write: they raise ``DatabaseLocked``
+instead, which the node task running them retries.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from evoci.agents.base import AgentOutcome
+from evoci.errors import DatabaseLocked
+from evoci.identity import changes
 from evoci.store.db import transaction
+from evoci.store.spool import Spool, Statement
+
+log = logging.getLogger("evoci.store")
 
 
 def _now() -> datetime:
@@ -41,6 +54,7 @@ class TaskRow:
     granularity: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
+    spec: dict[str, Any] | None = None  # the task's spec as the dataset gave it (identity.task_identity)
 
 
 @dataclass
@@ -69,142 +83,206 @@ class IterationRow:
 class Facts:
     """The write side of the results database at ``path``."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, wait_s: float | None = None):
         self.path = Path(path)
+        self.wait_s = wait_s
+        self.spool = Spool(self.path)
 
+    def quick(self) -> "Facts":
+        """The same database without waiting for a lock: for failure paths, which must never block."""
+        return Facts(self.path, wait_s=0)
+
+    @contextmanager
+    def _transaction(self):
+        """A write transaction that first replays the spool's pending batches."""
+        with transaction(self.path, wait_s=self.wait_s) as con:
+            replayed = self.spool.replay(con)
+            yield con
+        self.spool.written(replayed)
+
+    def _write(self, batch: list[Statement]) -> None:
+        """Write ``batch`` now, or (if the file stays locked) keep it in the spool for the next write."""
+        try:
+            with self._transaction() as con:
+                for sql, params in batch:
+                    con.execute(sql, params)
+        except DatabaseLocked as exc:
+            kept = self.spool.add(batch)
+            log.warning("%s — %d statement(s) kept in %s and written by the next write", exc, len(batch), kept.parent)
+
+    def flush(self) -> int:
+        """Write the spool's pending batches now; return how many there were."""
+        pending = len(self.spool.pending())
+        if pending:
+            with self._transaction():
+                pass
+        return pending
+
+    # -- claims: read, compare, write -----------------------------------------------------
+    def claim_run(self, run_id: str, *, protocol: str, dataset: str, max_iterations: int | None,
+                  config_hash: str, config: dict[str, Any], dataset_tasks: int | None = None) -> dict[str, Any] | None:
+        """Record the run if it is new; if it exists with another config hash, return its recorded config."""
+        with self._transaction() as con:
+            row = con.execute("select config_hash, config from runs where run_id = ?", [run_id]).fetchone()
+            if row and row[0] != config_hash:
+                return json.loads(row[1])
+            for sql, params in _run(run_id, protocol, dataset, max_iterations, config_hash, config, dataset_tasks):
+                con.execute(sql, params)
+        return None
+
+    def claim_task(self, row: TaskRow, *, resolved: tuple[str, ...] = ()) -> list[str]:
+        """Record the task unless its recorded spec (or the ``resolved`` columns) differ; return the differences.
+
+        A task already recorded is updated only by a claim that checks ``resolved`` columns, so a
+        refused task keeps its recorded state.
+        """
+        with self._transaction() as con:
+            found = con.execute(
+                "select spec, base_sha, oracle_sha, environment_hash from tasks where run_id = ? and task_id = ?",
+                [row.run_id, row.task_id]).fetchone()
+            if found:
+                spec, *columns = found
+                recorded = dict(zip(("base_sha", "oracle_sha", "environment_hash"), columns))
+                diff = changes(json.loads(spec), row.spec) if spec and row.spec else []
+                diff += [f"{k}: {recorded[k]} → {getattr(row, k)}" for k in resolved
+                         if recorded[k] is not None and getattr(row, k) is not None and recorded[k] != getattr(row, k)]
+                if diff:
+                    return diff
+                if not resolved:
+                    return []  # the spec matches; the state is left alone until the commits match too
+            con.execute(*_task(row))
+        return []
+
+    # -- facts ------------------------------------------------------------------------------
     def run(self, run_id: str, *, protocol: str, dataset: str, max_iterations: int | None,
-            config_hash: str, config: dict[str, Any]) -> None:
-        with transaction(self.path) as con:
-            con.execute(
-                """insert into runs (run_id, protocol, dataset, max_iterations, config_hash, config, created_at)
-                   values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
-                [run_id, protocol, dataset, max_iterations, config_hash, json.dumps(config, sort_keys=True), _now()],
-            )
+            config_hash: str, config: dict[str, Any], dataset_tasks: int | None = None) -> None:
+        self._write(_run(run_id, protocol, dataset, max_iterations, config_hash, config, dataset_tasks))
 
     def run_finished(self, run_id: str) -> None:
-        with transaction(self.path) as con:
-            con.execute("update runs set finished_at = ? where run_id = ?", [_now(), run_id])
+        self._write([("update runs set finished_at = ? where run_id = ?", [_now(), run_id])])
 
     def task(self, row: TaskRow) -> None:
         """Insert the task or update its state; identity columns keep their first known value."""
-        with transaction(self.path) as con:
-            con.execute(
-                """insert into tasks (run_id, task_id, protocol, repo, base_ref, oracle_ref, base_sha, oracle_sha,
-                       environment_hash, sequence_id, sequence_position, dimension, granularity, metadata,
-                       status, reason, updated_at)
-                   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                   on conflict (run_id, task_id) do update set
-                       base_sha = coalesce(excluded.base_sha, tasks.base_sha),
-                       oracle_sha = coalesce(excluded.oracle_sha, tasks.oracle_sha),
-                       environment_hash = coalesce(excluded.environment_hash, tasks.environment_hash),
-                       status = excluded.status, reason = excluded.reason, updated_at = excluded.updated_at""",
-                [row.run_id, row.task_id, row.protocol, row.repo, row.base_ref, row.oracle_ref, row.base_sha,
-                 row.oracle_sha, row.environment_hash, row.sequence_id, row.sequence_position, row.dimension,
-                 row.granularity, json.dumps(row.metadata, sort_keys=True), row.status, row.reason, _now()],
-            )
+        self._write([_task(row)])
 
     def task_status(self, run_id: str, task_id: str, status: str, reason: str | None = None) -> None:
-        with transaction(self.path) as con:
-            con.execute(
-                "update tasks set status = ?, reason = ?, updated_at = ? where run_id = ? and task_id = ?",
-                [status, reason, _now(), run_id, task_id],
-            )
+        self._write([("update tasks set status = ?, reason = ?, updated_at = ? where run_id = ? and task_id = ?",
+                      [status, reason, _now(), run_id, task_id])])
 
     def targets(self, run_id: str, task_id: str, roles: dict[str, str]) -> None:
         """Record the target set: test id → role ('target', 'F2P', 'P2P', ...)."""
         ids = sorted(roles)
-        with transaction(self.path) as con:
-            con.execute(
-                """insert into targets select ?, ?, unnest(?::varchar[]), unnest(?::varchar[])
-                   on conflict do nothing""",
-                [run_id, task_id, ids, [roles[t] for t in ids]],
-            )
+        self._write([("""insert into targets select ?, ?, unnest(?::varchar[]), unnest(?::varchar[])
+                         on conflict do nothing""", [run_id, task_id, ids, [roles[t] for t in ids]])])
 
     def iteration(self, row: IterationRow) -> None:
         """Record one iteration, its test outcomes, agent calls and trajectories, atomically."""
         key = [row.run_id, row.task_id, row.iteration, row.attempt]
         agents = [(r, o) for r, o in (("architect", row.architect), ("programmer", row.programmer)) if o]
         ids = sorted(row.outcomes)
-        with transaction(self.path) as con:
-            con.execute(
-                """insert into iterations (run_id, task_id, iteration, attempt, status, codebase_sha,
-                       architect_status, programmer_status, patch_applied, tampered_files, discarded_files,
-                       integrity_flags, started_at, finished_at, wall_s, architect_s, programmer_s, test_s)
-                   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
-                [*key, row.status, row.codebase_sha,
-                 row.architect.status.value if row.architect else None,
-                 row.programmer.status.value if row.programmer else None,
-                 row.patch_applied, row.tampered_files, row.discarded_files, row.integrity_flags, row.started_at, row.finished_at, row.wall_s,
-                 row.architect.seconds if row.architect else None,
-                 row.programmer.seconds if row.programmer else None, row.test_s],
-            )
-            if ids:
-                con.execute(
-                    """insert into test_results select ?, ?, ?, ?, unnest(?::varchar[]), unnest(?::varchar[])
-                       on conflict do nothing""",
-                    [*key, ids, [row.outcomes[t] for t in ids]],
-                )
-            for role, outcome in agents:
-                _agent(con, key, role, outcome)
+        batch: list[Statement] = [(
+            """insert into iterations (run_id, task_id, iteration, attempt, status, codebase_sha,
+                   architect_status, programmer_status, patch_applied, tampered_files, discarded_files,
+                   integrity_flags, started_at, finished_at, wall_s, architect_s, programmer_s, test_s)
+               values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
+            [*key, row.status, row.codebase_sha,
+             row.architect.status.value if row.architect else None,
+             row.programmer.status.value if row.programmer else None,
+             row.patch_applied, row.tampered_files, row.discarded_files, row.integrity_flags, row.started_at,
+             row.finished_at, row.wall_s,
+             row.architect.seconds if row.architect else None,
+             row.programmer.seconds if row.programmer else None, row.test_s],
+        )]
+        if ids:
+            batch.append(("""insert into test_results select ?, ?, ?, ?, unnest(?::varchar[]), unnest(?::varchar[])
+                             on conflict do nothing""", [*key, ids, [row.outcomes[t] for t in ids]]))
+        for role, outcome in agents:
+            batch += _calls(key, role, outcome)
+            batch.append(_trajectory(key, role, outcome))
+        self._write(batch)
 
     def grading(self, run_id: str, task_id: str, iteration: int, *, status: str, apply_method: str | None,
                 overridden: list[str], collisions: dict[str, int], exit_code: int | None, output_tail: str,
                 attempt: int = 0) -> None:
         """Record what a SWE-bench-style grading did besides running the tests (see ``gradings``)."""
-        with transaction(self.path) as con:
-            con.execute(
-                "insert into gradings values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
-                [run_id, task_id, iteration, attempt, status, apply_method, overridden,
-                 json.dumps(collisions, sort_keys=True), exit_code, output_tail],
-            )
+        self._write([("insert into gradings values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+                      [run_id, task_id, iteration, attempt, status, apply_method, overridden,
+                       json.dumps(collisions, sort_keys=True), exit_code, output_tail])])
 
     def failure_label(self, run_id: str, task_id: str, judge_model: str, *, status: str, label: str | None,
                       reason: str, calls: list[Any]) -> None:
         """Record a judge's failure-taxonomy label for one instance, and the judge's model calls."""
-        from evoci.agents.base import AgentOutcome
-
-        with transaction(self.path) as con:
-            con.execute("insert into failure_labels values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
-                        [run_id, task_id, judge_model, status, label, reason, _now()])
-            _calls(con, [run_id, task_id, 1, 0], "judge", AgentOutcome(calls=list(calls)))
+        self._write([("insert into failure_labels values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+                       [run_id, task_id, judge_model, status, label, reason, _now()]),
+                     *_calls([run_id, task_id, 1, 0], "judge", AgentOutcome(calls=list(calls)))])
 
     def repairs(self, run_id: str, task_id: str, records: list[Any], environment_hash: str) -> None:
         """Record one self-repair round: each (module, distribution) added to the environment."""
-        with transaction(self.path) as con:
-            for r in records:
-                con.execute("insert into environment_repairs values (?, ?, ?, ?, ?, ?) on conflict do nothing",
-                            [run_id, task_id, r.attempt, r.module, r.distribution, environment_hash])
+        self._write([("insert into environment_repairs values (?, ?, ?, ?, ?, ?) on conflict do nothing",
+                      [run_id, task_id, r.attempt, r.module, r.distribution, environment_hash]) for r in records])
+
+    def call(self, run_id: str, task_id: str, iteration: int, role: str, outcome: AgentOutcome, index: int) -> None:
+        """Record one model call as soon as it is answered (a run killed mid-node keeps what it paid for)."""
+        self._write([_call([run_id, task_id, iteration, 0], role, outcome, index, outcome.calls[index])])
 
     def interrupted_calls(self, run_id: str, task_id: str, iteration: int, role: str, outcome: AgentOutcome) -> None:
         """Keep the calls of an agent attempt that an infrastructure failure cut short (they were paid for)."""
-        with transaction(self.path) as con:
-            _calls(con, [run_id, task_id, iteration, 0], role, outcome)
+        self._write(_calls([run_id, task_id, iteration, 0], role, outcome))
 
     def failure(self, run_id: str, *, task_id: str = "", iteration: int = -1, node: str, kind: str,
                 error: BaseException | str) -> None:
         """Log a failure that produced no score (infrastructure, bad input, invalid task)."""
         error_type = type(error).__name__ if isinstance(error, BaseException) else "Error"
-        with transaction(self.path) as con:
-            con.execute(
-                "insert into failures values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
-                [run_id, task_id, iteration, node, kind, error_type, str(error), _now()],
-            )
+        self._write([("insert into failures values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+                      [run_id, task_id, iteration, node, kind, error_type, str(error), _now()])])
 
 
-def _calls(con, key: list[Any], role: str, outcome: AgentOutcome) -> None:
-    for index, call in enumerate(outcome.calls):
-        con.execute(
-            """insert into agent_calls (run_id, task_id, iteration, attempt, role, node_try, call_index, model,
-                   provider, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, finish_reason, error)
-               values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
-            [*key, role, outcome.node_try, index, call.model, call.provider, call.input_tokens, call.output_tokens,
-             call.cached_tokens, call.cost_usd, call.latency_s, call.finish_reason, call.error],
-        )
+def _run(run_id: str, protocol: str, dataset: str, max_iterations: int | None, config_hash: str,
+         config: dict[str, Any], dataset_tasks: int | None) -> list[Statement]:
+    return [(
+        """insert into runs (run_id, protocol, dataset, max_iterations, config_hash, config, created_at, dataset_tasks)
+           values (?, ?, ?, ?, ?, ?, ?, ?)
+           on conflict (run_id) do update set dataset_tasks = coalesce(excluded.dataset_tasks, runs.dataset_tasks)""",
+        [run_id, protocol, dataset, max_iterations, config_hash, json.dumps(config, sort_keys=True), _now(),
+         dataset_tasks],
+    )]
 
 
-def _agent(con, key: list[Any], role: str, outcome: AgentOutcome) -> None:
-    _calls(con, key, role, outcome)
-    con.execute(
+def _task(row: TaskRow) -> Statement:
+    return (
+        """insert into tasks (run_id, task_id, protocol, repo, base_ref, oracle_ref, base_sha, oracle_sha,
+               environment_hash, sequence_id, sequence_position, dimension, granularity, metadata,
+               status, reason, updated_at, spec)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           on conflict (run_id, task_id) do update set
+               base_sha = coalesce(tasks.base_sha, excluded.base_sha),
+               oracle_sha = coalesce(tasks.oracle_sha, excluded.oracle_sha),
+               environment_hash = coalesce(tasks.environment_hash, excluded.environment_hash),
+               spec = coalesce(tasks.spec, excluded.spec),
+               status = excluded.status, reason = excluded.reason, updated_at = excluded.updated_at""",
+        [row.run_id, row.task_id, row.protocol, row.repo, row.base_ref, row.oracle_ref, row.base_sha,
+         row.oracle_sha, row.environment_hash, row.sequence_id, row.sequence_position, row.dimension,
+         row.granularity, json.dumps(row.metadata, sort_keys=True), row.status, row.reason, _now(),
+         json.dumps(row.spec, sort_keys=True) if row.spec is not None else None],
+    )
+
+
+def _call(key: list[Any], role: str, outcome: AgentOutcome, index: int, call: Any) -> Statement:
+    return (
+        """insert into agent_calls (run_id, task_id, iteration, attempt, role, node_run, node_try, call_index, model,
+               provider, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, finish_reason, error)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
+        [*key, role, outcome.node_run, outcome.node_try, index, call.model, call.provider, call.input_tokens,
+         call.output_tokens, call.cached_tokens, call.cost_usd, call.latency_s, call.finish_reason, call.error],
+    )
+
+
+def _calls(key: list[Any], role: str, outcome: AgentOutcome) -> list[Statement]:
+    return [_call(key, role, outcome, index, call) for index, call in enumerate(outcome.calls)]
+
+
+def _trajectory(key: list[Any], role: str, outcome: AgentOutcome) -> Statement:
+    return (
         """insert into trajectories (run_id, task_id, iteration, attempt, role, status, message, seconds, trajectory)
            values (?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
         [*key, role, outcome.status.value, outcome.message, outcome.seconds,

@@ -11,6 +11,10 @@
 -- be the macro's argument, not the column.
 -- Edge cases: a sequence whose metric is NULL (undefined, e.g. N = 1 for F) drops out of that
 --          metric's mean; a metric NULL for every sequence is NULL.
+-- Completeness (run_completeness.sql): tasks_expected (the dataset's tasks, bad lines
+--   included), tasks_unscored, unscored_reasons = {reason: count} (the task views' reasons plus
+--   'dataset_error' and 'not_started') and complete = every expected task was scored. A run
+--   with complete = false is partial: never publish its rates as the whole dataset's.
 create or replace macro cl_run_metrics(
     beta := 1.0,
     lambda_f := 1.0,
@@ -32,7 +36,7 @@ per_sequence as (
     )
 ),
 
-final as (
+per_run as (
     select
         run_id,
         count(*) as sequences,
@@ -56,6 +60,17 @@ final as (
         any_value(per_sequence.lambda_aulc) as lambda_aulc
     from per_sequence
     group by run_id
+),
+
+final as (
+    select
+        per_run.*,
+        done.tasks_expected,
+        done.tasks_unscored,
+        done.unscored_reasons,
+        done.complete
+    from per_run
+    left join run_completeness as done using (run_id)
 )
 
 select * from final

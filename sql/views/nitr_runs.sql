@@ -17,6 +17,10 @@
 -- Edge cases: unevaluated probes (category NULL, see nitr_probes) are not in any denominator
 --   and are counted in `unevaluated`; no evaluated probe → every rate NULL; no S or Pass
 --   → s_share_of_functional_passes NULL. Rates are fractions in [0, 1], not percent.
+-- Completeness (run_completeness.sql): tasks_expected (the dataset's tasks, bad lines
+--   included), tasks_unscored, unscored_reasons = {reason: count} (the task views' reasons plus
+--   'dataset_error' and 'not_started') and complete = every expected task was scored. A run
+--   with complete = false is partial: never publish its rates as the whole dataset's.
 create or replace view nitr_runs as
 
 with
@@ -81,8 +85,13 @@ final as (
         case when evaluated > 0 then n_f / evaluated end as f_rate,
         case when evaluated > 0 then n_b / evaluated end as b_rate,
         case when evaluated > 0 then n_e / evaluated end as e_rate,
-        case when n_s + n_pass > 0 then n_s / (n_s + n_pass) end as s_share_of_functional_passes
+        case when n_s + n_pass > 0 then n_s / (n_s + n_pass) end as s_share_of_functional_passes,
+        done.tasks_expected,
+        done.tasks_unscored,
+        done.unscored_reasons,
+        done.complete
     from counted
+    left join run_completeness as done using (run_id)
 )
 
 select * from final

@@ -8,8 +8,12 @@
 --
 -- Edge cases:
 --   * Tasks without a score (infra_error, invalid, no_gap, incomplete, …) are left out of
---     the mean and counted in n_unscored; `unscored_reasons` maps each reason to its count
---     (an empty map when every task is scored). They are never averaged in as 0 or −1.
+--     the mean and counted in n_unscored (recorded tasks only). They are never averaged in as
+--     0 or −1.
+--   * Completeness (run_completeness.sql): tasks_expected (the dataset's tasks, bad lines
+--     included), tasks_unscored, unscored_reasons = {reason: count} (the task views' reasons
+--     plus 'dataset_error' and 'not_started') and complete = every expected task was scored.
+--     A run with complete = false is partial: never publish its rates as the whole dataset's.
 --   * No scored task → evoscore NULL.
 --   * γ ≤ 0 raises an error; duplicate γ are collapsed.
 
@@ -39,8 +43,7 @@ run_scores as (
         count(*) as n_tasks,
         count(*) filter (where reason is null) as n_scored,
         count(*) filter (where reason is not null) as n_unscored,
-        avg(evoscore) filter (where reason is null) as evoscore,
-        histogram(reason) filter (where reason is not null) as unscored_reasons
+        avg(evoscore) filter (where reason is null) as evoscore
     from task_scores
     group by run_id, gamma
 ),
@@ -53,10 +56,14 @@ final as (
         coalesce(s.n_scored, 0) as n_scored,
         coalesce(s.n_unscored, 0) as n_unscored,
         s.evoscore,
-        coalesce(s.unscored_reasons, map()) as unscored_reasons
+        c.tasks_expected,
+        c.tasks_unscored,
+        c.unscored_reasons,
+        c.complete
     from swe_ci_runs as r
     cross join gamma_values as g
     left join run_scores as s using (run_id, gamma)
+    left join run_completeness as c using (run_id)
 )
 
 select * from final

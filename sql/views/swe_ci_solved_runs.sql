@@ -8,6 +8,10 @@
 --
 -- Edge cases: unscored tasks are excluded and counted in n_unscored; no scored task →
 -- solved_rate and avg_turns NULL.
+-- Completeness (run_completeness.sql): tasks_expected (the dataset's tasks, bad lines
+--   included), tasks_unscored, unscored_reasons = {reason: count} (the task views' reasons plus
+--   'dataset_error' and 'not_started') and complete = every expected task was scored. A run
+--   with complete = false is partial: never publish its rates as the whole dataset's.
 
 create or replace view swe_ci_solved_runs as
 
@@ -38,9 +42,14 @@ final as (
         coalesce(c.n_tasks - c.n_scored, 0) as n_unscored,
         coalesce(c.n_solved, 0) as n_solved,
         c.n_solved / nullif(c.n_scored, 0) as solved_rate,
-        c.avg_turns
+        c.avg_turns,
+        done.tasks_expected,
+        done.tasks_unscored,
+        done.unscored_reasons,
+        done.complete
     from swe_ci_runs as r
     left join run_counts as c using (run_id)
+    left join run_completeness as done using (run_id)
 )
 
 select * from final

@@ -8,6 +8,10 @@
 --
 -- Edge cases: unscored tasks (infra_error, invalid, no_gap, incomplete, …) are excluded
 -- from both counts and reported in n_unscored; no scored task → rate NULL.
+-- Completeness (run_completeness.sql): tasks_expected (the dataset's tasks, bad lines
+--   included), tasks_unscored, unscored_reasons = {reason: count} (the task views' reasons plus
+--   'dataset_error' and 'not_started') and complete = every expected task was scored. A run
+--   with complete = false is partial: never publish its rates as the whole dataset's.
 
 create or replace view swe_ci_zero_regression_runs as
 
@@ -36,9 +40,14 @@ final as (
         coalesce(c.n_scored, 0) as n_scored,
         coalesce(c.n_tasks - c.n_scored, 0) as n_unscored,
         coalesce(c.n_zero_regression, 0) as n_zero_regression,
-        c.n_zero_regression / nullif(c.n_scored, 0) as zero_regression_rate
+        c.n_zero_regression / nullif(c.n_scored, 0) as zero_regression_rate,
+        done.tasks_expected,
+        done.tasks_unscored,
+        done.unscored_reasons,
+        done.complete
     from swe_ci_runs as r
     left join run_counts as c using (run_id)
+    left join run_completeness as done using (run_id)
 )
 
 select * from final

@@ -27,6 +27,10 @@
 -- Edge cases: no valid instance → every rate and bound NULL (never a division by zero);
 --   fewer than 2 valid instances → fix_rate interval NULL (no sample deviation).
 -- Rates are fractions in [0, 1], not percent.
+-- Completeness (run_completeness.sql): tasks_expected (the dataset's tasks, bad lines
+--   included), tasks_unscored, unscored_reasons = {reason: count} (the task views' reasons plus
+--   'dataset_error' and 'not_started') and complete = every expected task was scored. A run
+--   with complete = false is partial: never publish its rates as the whole dataset's.
 create or replace view swe_evo_runs as
 
 with
@@ -106,8 +110,13 @@ final as (
                 then least(1.0, fix_rate + 1.96 * fix_rate_sd / sqrt(valid_instances))
         end as fix_rate_high,
         f2p_pass_rate,
-        p2p_pass_rate
+        p2p_pass_rate,
+        done.tasks_expected,
+        done.tasks_unscored,
+        done.unscored_reasons,
+        done.complete
     from counted
+    left join run_completeness as done using (run_id)
 )
 
 select * from final

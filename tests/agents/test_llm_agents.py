@@ -13,7 +13,9 @@ import pytest
 from evoci.agents.base import REQUIREMENT_FILE, AgentContext, AgentStatus
 from evoci.agents.llm import LLMArchitect, LLMProgrammer, make_chat_model
 from evoci.agents.requirement import Requirement, render_requirements
-from evoci.agents.scripted import context_overflow, rate_limited, refusal, server_error, text, tool_call, tool_calls
+from evoci.agents.scripted import (context_overflow, rate_limited, refusal, rejected, server_error, text, tool_call,
+                                   tool_calls)
+from evoci.errors import ProviderRejected, ProviderUnavailable, is_infrastructure
 
 from .conftest import config_for
 
@@ -120,11 +122,21 @@ def test_server_errors_are_retried_with_backoff(serve, protocol, ctx: AgentConte
     ]
 
 
-def test_an_api_down_for_every_retry_is_a_model_error(serve, protocol, ctx: AgentContext) -> None:
+def test_an_api_down_for_every_retry_is_an_outage_not_the_agents_error(serve, protocol, ctx: AgentContext) -> None:
     server = serve([server_error()] * 3)
-    outcome = programmer(server, protocol, max_retries=2).run(ctx)
-    assert outcome.status is AgentStatus.MODEL_ERROR and outcome.message.startswith("model error: HTTP 500")
-    assert len(outcome.calls) == 3 and all(c.error for c in outcome.calls)
+    with pytest.raises(ProviderUnavailable, match="kept failing after 2 retries .*HTTP 500") as raised:
+        programmer(server, protocol, max_retries=2).run(ctx)
+    assert is_infrastructure(raised.value)  # so Prefect retries the node; never scored
+    calls = raised.value.outcome.calls  # the calls made are kept for the cost record
+    assert len(calls) == 3 and all(c.error for c in calls)
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_rejected_key_model_or_endpoint_is_an_input_error_and_not_retried(serve, protocol, ctx, status) -> None:
+    server = serve([rejected(status), text("never sent")])
+    with pytest.raises(ProviderRejected, match=rf"rejected the request \(HTTP {status} .*check the API key, the model"):
+        architect(server, protocol, max_retries=3).run(ctx)
+    assert len(server.requests) == 1
 
 
 def test_malformed_tool_arguments_go_back_to_the_model(serve, protocol, ctx: AgentContext) -> None:

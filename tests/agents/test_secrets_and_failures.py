@@ -9,7 +9,7 @@ import pytest
 from evoci.agents.base import AgentContext, AgentStatus
 from evoci.agents.llm import LLMProgrammer, make_chat_model
 from evoci.agents.scripted import text, tool_call
-from evoci.errors import InputError, SandboxError
+from evoci.errors import InputError, ProviderRejected, SandboxError
 
 from .conftest import API_KEY, config_for
 
@@ -19,8 +19,10 @@ def test_the_api_key_goes_only_into_the_auth_header(serve, protocol, ctx: AgentC
         tool_call("write_file", {"path": "src/new.py", "content": "X = 1\n"}),
         {"error": "invalid", "status": 401, "message": f"Incorrect API key provided: {API_KEY}."},
     ])  # fmt: skip
-    outcome = LLMProgrammer(make_chat_model(config_for(server, protocol))).run(ctx)
-    assert outcome.status is AgentStatus.MODEL_ERROR
+    with pytest.raises(ProviderRejected) as raised:
+        LLMProgrammer(make_chat_model(config_for(server, protocol))).run(ctx)
+    outcome = raised.value.outcome
+    assert API_KEY not in str(raised.value)
     for request in server.requests:
         carrying = {name.lower() for name, value in request.headers.items() if API_KEY in value}
         assert len(carrying) == 1 and carrying <= {"authorization", "x-api-key"} and API_KEY not in request.raw

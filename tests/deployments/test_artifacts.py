@@ -29,7 +29,7 @@ def db(tmp_path):
         add_task(con, "r1", "calc", targets="abcd", passed=["a", "ab", "abc", "abcd"])
         add_task(con, "r2", "calc", targets="abcd", passed=["a", "abcd", "abc", "abcd"])
         # a run of another dataset: never compared with these
-        con.execute("insert into runs values ('other', 'swe-ci', 'other', 3, 'h', '{}', now(), null)")
+        con.execute("insert into runs (run_id, protocol, dataset, max_iterations, config_hash, config, created_at) values ('other', 'swe-ci', 'other', 3, 'h', '{}', now())")
         add_task(con, "other", "calc", targets="ab", passed=["a", "ab"])
     return path
 

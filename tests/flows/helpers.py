@@ -31,3 +31,19 @@ def query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
     finally:
         con.close()
+
+
+def fail_first_write(monkeypatch, path: str) -> None:
+    """The local sandbox's first write of ``path`` fails as infrastructure would (the volume went away)."""
+    from evoci.errors import SandboxError
+    from evoci.sandbox.local import LocalSandbox
+
+    original, failed = LocalSandbox.write_file, []
+
+    def flaky_write(self, target, content):
+        if target == path and not failed:
+            failed.append(target)
+            raise SandboxError("workspace volume went away")
+        return original(self, target, content)
+
+    monkeypatch.setattr(LocalSandbox, "write_file", flaky_write)

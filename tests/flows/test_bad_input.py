@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evoci.domain import RunConfig
-from flows.benchmark import benchmark
+from evoci.flows.benchmark import benchmark
 from tests.flows.helpers import query
 from tests.repos import calc_repo, make_repo, write_dataset
 

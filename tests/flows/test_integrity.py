@@ -8,7 +8,7 @@ import pytest
 
 from evoci.workspace import Workspace
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
-from flows.evolve import evolve
+from evoci.flows.evolve import evolve
 from tests.flows.helpers import query
 from tests.repos import calc_repo
 

@@ -8,7 +8,7 @@ from evoci.agents.scripted import ScriptedLLMServer
 from evoci.agents.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_script
 from evoci.demo import demo_task
 from evoci.domain import RunConfig
-from flows.evolve import evolve
+from evoci.flows.evolve import evolve
 from tests.flows.helpers import query
 
 pytestmark = pytest.mark.usefixtures("prefect_server")

@@ -7,8 +7,8 @@ import pytest
 from evoci.agents.scripted import (ScriptedLLMServer, context_overflow, rate_limited, refusal, server_error, text,
                                    tool_call)
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
-from flows.evolve import evolve
-from tests.flows.helpers import query
+from evoci.flows.evolve import evolve
+from tests.flows.helpers import fail_first_write, query
 from tests.repos import CALC_V0, calc_repo
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
@@ -73,19 +73,7 @@ def test_calls_paid_for_before_an_infrastructure_failure_are_kept_and_the_retry_
               tool_call("write_file", {"path": "src/calc/__init__.py",
                                        "content": CALC_V0 + "\ndef sub(a, b):\n    return a - b\n"}, usage=U),
               text("done", usage=U)]
-    from evoci.errors import SandboxError
-    from evoci.sandbox.local import LocalSandbox
-
-    original = LocalSandbox.write_file
-    failed = []
-
-    def flaky_write(self, path, content):
-        if path == ".evoci/requirement.xml" and not failed:
-            failed.append(path)
-            raise SandboxError("workspace volume went away")
-        return original(self, path, content)
-
-    monkeypatch.setattr(LocalSandbox, "write_file", flaky_write)
+    fail_first_write(monkeypatch, ".evoci/requirement.xml")
     home = tmp_path / "home"
     with ScriptedLLMServer(script) as server:
         agent = AgentConfig(kind="llm", model="gpt-4.1", options={

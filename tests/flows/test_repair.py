@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evoci.domain import RunConfig, TaskSpec
-from flows.evolve import evolve
+from evoci.flows.evolve import evolve
 from tests.flows.helpers import query
 from tests.repos import make_repo
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
-from flows.swe_evo import swe_evo
+from evoci.flows.swe_evo import swe_evo
 from tests.flows.helpers import query
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]

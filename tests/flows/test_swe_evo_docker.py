@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
-from flows.swe_evo import swe_evo
+from evoci.flows.swe_evo import swe_evo
 from tests.flows.helpers import query
 from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)
 

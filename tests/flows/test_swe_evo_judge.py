@@ -9,7 +9,7 @@ import pytest
 from evoci.agents.scripted import ScriptedLLMServer, text
 from evoci.domain import AgentConfig, RunConfig
 from evoci.swe_evo.demo import build_swe_evo_demo
-from flows.swe_evo import swe_evo
+from evoci.flows.swe_evo import swe_evo
 from tests.flows.helpers import query
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]

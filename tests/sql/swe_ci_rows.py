@@ -25,7 +25,8 @@ def add_run(
 ) -> None:
     """One `runs` row."""
     con.execute(
-        "insert into runs values (?, ?, 'test', ?, 'hash', '{}', ?, null)",
+        "insert into runs (run_id, protocol, dataset, max_iterations, config_hash, config, created_at) "
+        "values (?, ?, 'test', ?, 'hash', '{}', ?)",
         [run_id, protocol, max_iterations, NOW],
     )
 

@@ -92,11 +92,14 @@ def test_gamma_half_weights_earlier_iterations(run):
     )
 
 
+COMPLETENESS = ("tasks_expected", "tasks_unscored", "unscored_reasons", "complete")
+
+
 def test_runs_average_scored_tasks_only(run):
     add_run(run, "r_empty", max_iterations=3)
     add_run(run, "evo", protocol="swe-evo")
     result = rows(run, "select * from evoscore_runs(gamma := 1.0) order by run_id")
-    assert [{k: v for k, v in r.items() if k != "unscored_reasons"} for r in result] == [
+    assert [{k: v for k, v in r.items() if k not in COMPLETENESS} for r in result] == [
         approx(
             dict(
                 run_id="r1", gamma=1.0, n_tasks=9, n_scored=4, n_unscored=5,
@@ -105,8 +108,11 @@ def test_runs_average_scored_tasks_only(run):
         ),
         dict(run_id="r_empty", gamma=1.0, n_tasks=0, n_scored=0, n_unscored=0, evoscore=None),
     ]
-    assert result[0]["unscored_reasons"] == {"incomplete": 2, "infra_error": 1, "invalid": 1, "no_gap": 1}
-    assert result[1]["unscored_reasons"] == {}
+    assert [{k: r[k] for k in COMPLETENESS} for r in result] == [
+        dict(tasks_expected=9, tasks_unscored=5, complete=False,
+             unscored_reasons={"incomplete": 2, "infra_error": 1, "invalid": 1, "no_gap": 1}),
+        dict(tasks_expected=0, tasks_unscored=0, unscored_reasons={}, complete=False),  # nothing to score
+    ]
 
 
 def test_gamma_one_views_match_the_macros(run):

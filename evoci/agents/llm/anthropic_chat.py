@@ -20,6 +20,8 @@ from evoci.agents.llm.client import (
     KeySource,
     ModelError,
     ModelTurn,
+    REJECTED_STATUSES,
+    RejectedRequest,
     TransientModelError,
     retry_after_s,
 )
@@ -91,6 +93,8 @@ def _status_error(exc: anthropic.APIStatusError, acct: Accounting, started: floa
     call = acct.call(started, error=text)
     if "prompt is too long" in message.lower() or exc.status_code == 413:
         return ContextOverflow(text, call)
+    if exc.status_code in REJECTED_STATUSES:
+        return RejectedRequest(text, call)
     if exc.status_code in (408, 409, 429) or exc.status_code >= 500:  # 529: overloaded
         return TransientModelError(text, call, retry_after=retry_after_s(exc.response.headers))
     return ModelError(text, call)

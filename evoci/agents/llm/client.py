@@ -65,6 +65,13 @@ class TransientModelError(ModelError):
     retryable = True
 
 
+class RejectedRequest(ModelError):
+    """HTTP 401/403/404: bad key, no access, unknown model or endpoint. The same request can never succeed."""
+
+
+REJECTED_STATUSES = (401, 403, 404)
+
+
 class ContextOverflow(ModelError):
     """The conversation no longer fits the model's context window."""
 
@@ -207,6 +214,8 @@ __all__ = [
     "KeySource",
     "ModelError",
     "ModelTurn",
+    "REJECTED_STATUSES",
+    "RejectedRequest",
     "TransientModelError",
     "api_key_source",
     "complete_with_retries",

@@ -10,6 +10,7 @@ both stay readable whatever ended the loop.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ class AgentLoop:
     calls: list[ModelCall] = field(default_factory=list)
     steps: int = 0
     started: float = field(default_factory=time.monotonic)
+    on_call: Callable[[ModelCall], None] | None = None  # sees every call (failed ones too) as it is made
 
     def __post_init__(self) -> None:
         cfg = self.model.config
@@ -53,7 +55,7 @@ class AgentLoop:
     def query(self) -> ModelTurn:
         self.check_limits()
         self.steps += 1
-        turn = complete_with_retries(self.model, self.messages, self.tools, self.calls.append)
+        turn = complete_with_retries(self.model, self.messages, self.tools, self.record)
         self.messages.append(
             {"role": "assistant", "content": turn.text, "tool_calls": [asdict(c) for c in turn.tool_calls],
              "finish_reason": turn.finish_reason, "call_index": len(self.calls) - 1}  # fmt: skip
@@ -61,6 +63,11 @@ class AgentLoop:
         if turn.refusal:
             raise Refused(f"the model refused: {turn.refusal}")
         return turn
+
+    def record(self, call: ModelCall) -> None:
+        self.calls.append(call)
+        if self.on_call:
+            self.on_call(call)
 
     def act(self, tool_calls: list[ToolCall]) -> None:
         for call in tool_calls:

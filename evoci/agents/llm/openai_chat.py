@@ -18,6 +18,8 @@ from evoci.agents.llm.client import (
     KeySource,
     ModelError,
     ModelTurn,
+    REJECTED_STATUSES,
+    RejectedRequest,
     TransientModelError,
     retry_after_s,
 )
@@ -89,6 +91,8 @@ def _status_error(exc: openai.APIStatusError, acct: Accounting, started: float) 
     call = acct.call(started, error=text)
     if code == "context_length_exceeded" or "maximum context length" in message.lower():
         return ContextOverflow(text, call)
+    if exc.status_code in REJECTED_STATUSES:
+        return RejectedRequest(text, call)
     if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
         return TransientModelError(text, call, retry_after=retry_after_s(exc.response.headers))
     return ModelError(text, call)

@@ -16,12 +16,13 @@ import re
 
 from evoci.agents.base import REQUIREMENT_FILE, AgentContext, AgentOutcome, AgentStatus, Role
 from evoci.agents.llm import prompts
-from evoci.agents.llm.client import ChatModel, ModelError, make_chat_model
+from evoci.agents.llm.client import ChatModel, ModelError, RejectedRequest, TransientModelError, make_chat_model
 from evoci.agents.llm.config import ModelConfig
 from evoci.agents.llm.loop import AgentLoop, LimitReached, Refused
 from evoci.agents.llm.tools import Workbench, tools_for
 from evoci.agents.requirement import validate_requirement
 from evoci.domain import AgentConfig
+from evoci.errors import ProviderRejected, ProviderUnavailable
 
 MESSAGE_CHARS = 2000  # longest outcome message kept
 _XML_BLOCK = re.compile(r"<requirements>.*</requirements>", re.DOTALL)
@@ -43,13 +44,15 @@ class LLMAgent:
         return cls(make_chat_model(ModelConfig.from_agent_config(cfg)))
 
     def run(self, ctx: AgentContext) -> AgentOutcome:
-        loop = AgentLoop(self.model, tools_for(self.role), Workbench(ctx.sandbox, self.role))
+        loop = AgentLoop(self.model, tools_for(self.role), Workbench(ctx.sandbox, self.role), on_call=ctx.on_call)
         loop.messages.append({"role": "system", "content": self.system_prompt})
         outcome = AgentOutcome()
         try:
             outcome.status, outcome.message = self.work(loop, ctx)
         except LimitReached as exc:
             outcome.status, outcome.message = AgentStatus.LIMIT, str(exc)
+        except (RejectedRequest, TransientModelError) as exc:
+            raise _not_the_agents(exc, self.model.config, outcome) from None
         except (ModelError, Refused) as exc:
             outcome.status, outcome.message = AgentStatus.MODEL_ERROR, f"model error: {exc}"
         except Exception as exc:
@@ -64,6 +67,24 @@ class LLMAgent:
 
     def work(self, loop: AgentLoop, ctx: AgentContext) -> tuple[AgentStatus, str]:
         raise NotImplementedError
+
+
+def _not_the_agents(exc: ModelError, config: ModelConfig, outcome: AgentOutcome) -> Exception:
+    """A provider failure that says nothing about the agent: bad input (stops the task) or an outage (retried).
+
+    The partial outcome rides along as ``.outcome``, so the calls already made are recorded.
+    """
+    where = f"{config.provider} model {config.model!r}" + (f" at {config.base_url}" if config.base_url else "")
+    if isinstance(exc, RejectedRequest):
+        error: Exception = ProviderRejected(
+            f"the {where} rejected the request ({exc}) — check the API key, the model name and base_url; "
+            "nothing was scored")
+    else:
+        error = ProviderUnavailable(f"the {where} kept failing after {config.max_retries} retries ({exc}) — "
+                                    "an outage, not the agent: the node is retried, and the task gets no score if "
+                                    "every retry fails")
+    error.outcome = outcome  # type: ignore[attr-defined]
+    return error
 
 
 class LLMArchitect(LLMAgent):

@@ -1,0 +1,29 @@
+"""One module path: the top-level folders import only as ``evoci.*``, so a process holds one copy of each flow."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = ("flows", "tasks", "blocks", "sql", "deployments")
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_importing_a_top_level_folder_by_its_own_name_fails_and_says_which_path_to_use(folder, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.delitem(sys.modules, folder, raising=False)
+    with pytest.raises(ImportError, match=rf"import evoci\.{folder}, not {folder}"):
+        importlib.import_module(folder)
+    assert f"evoci.{folder}" in sys.modules or importlib.import_module(f"evoci.{folder}")
+
+
+def test_no_code_or_test_imports_a_top_level_folder_by_its_own_name():
+    pattern = re.compile(rf"^\s*(from|import)\s+({'|'.join(FOLDERS)})(\.|\s|$)", re.MULTILINE)
+    offenders = [str(path.relative_to(ROOT)) for top in ("evoci", "tests", "scripts", "benchmarks", *FOLDERS)
+                 for path in (ROOT / top).rglob("*.py") if pattern.search(path.read_text(errors="replace"))]
+    assert offenders == []
