@@ -3,7 +3,7 @@
 Harness-side baselines (no workspace, no model): ``gold`` (the issue's patch: resolves every
 valid issue at every stage), ``null`` (no change: resolves nothing), and ``scripted``
 (gold at the cells listed in ``options.resolve`` as ``"i,j"`` — memory stage i, position
-j — and no change elsewhere: a known, uneven matrix for testing the metrics). Agents in a
+j; a list, or one string ``"0,1;1,2"`` — and no change elsewhere: a known, uneven matrix for testing the metrics). Agents in a
 workspace at the issue's base: ``llm`` (a tool loop with the SWE-Bench-CL prompt and the
 retrieved memory) and ``command`` (an external CLI reading the same prompt).
 """
@@ -30,14 +30,14 @@ KINDS = (*BASELINES, *WORKSPACE_AGENTS)
 def check_agent(config: AgentConfig) -> AgentConfig:
     if config.kind not in KINDS:
         raise InputError(f"unknown SWE-Bench-CL agent {config.kind!r} — choose one of: {', '.join(KINDS)}")
-    if config.kind == "scripted" and not all(_cell(c) for c in config.options.get("resolve", [])):
+    if config.kind == "scripted" and not all(_cell(c) for c in _cells(config)):
         raise InputError("the scripted agent's options.resolve lists cells as \"i,j\" (memory stage, position)")
     return config
 
 
 def baseline_patch(config: AgentConfig, issue: CLIssue, stage: int) -> Prediction:
     started = time.monotonic()
-    cells = {_cell(c) for c in config.options.get("resolve", [])}
+    cells = {_cell(c) for c in _cells(config)}
     solve = config.kind == "gold" or (config.kind == "scripted" and (stage, issue.position) in cells)
     patch = issue.instance.answers.patch if solve else ""
     outcome = AgentOutcome(message=f"{config.kind} baseline: {'the gold patch' if solve else 'no change'}",
@@ -58,6 +58,11 @@ def workspace_patch(config: AgentConfig, issue: CLIssue, memory: str, workspace:
     sha = workspace.commit(1, f"evoci: the agent's attempt ({outcome.status.value})")
     patch = workspace.repo.git.diff("--binary", start_sha, sha)
     return Prediction(patch + "\n" if patch else "", outcome)
+
+
+def _cells(config: AgentConfig) -> list[str]:
+    given = config.options.get("resolve", [])
+    return [c for c in given.split(";") if c.strip()] if isinstance(given, str) else list(given)
 
 
 def _cell(text) -> tuple[int, int] | None:
