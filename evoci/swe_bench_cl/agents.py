@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import time
 
-from evoci.agents.base import AgentContext, AgentOutcome, AgentStatus, Role
-from evoci.agents.command import CommandAgent
+from evoci.agents.base import AgentOutcome
 from evoci.domain import AgentConfig, TaskSpec
 from evoci.errors import InputError
 from evoci.sandbox.base import Sandbox
 from evoci.swe_bench_cl.loader import CLIssue
 from evoci.swe_bench_cl.prompt import SYSTEM_PROMPT, task_prompt
-from evoci.swe_evo.agents import Prediction
+from evoci.swe_evo.agents import Prediction, run_workspace_agent
 from evoci.workspace import Workspace
 
 BASELINES = ("gold", "null", "scripted")
@@ -51,13 +50,7 @@ def workspace_patch(config: AgentConfig, issue: CLIssue, memory: str, workspace:
     task = TaskSpec(task_id=issue.instance_id, repo=str(workspace.path), base_ref=start_sha, oracle_ref=start_sha,
                     protocol="swe-bench-cl", pythonpath=(),
                     metadata={"repo": issue.instance.repo, "sequence_id": issue.sequence_id, "position": issue.position})
-    ctx = AgentContext(task=task, iteration=1, max_iterations=1, sandbox=sandbox, source_repo=workspace.path,
-                       base_sha=start_sha, oracle_sha=start_sha, requirement=task_prompt(issue, memory))
-    agent = _ClCommand.from_config(Role.PROGRAMMER, config) if config.kind == "command" else _llm(config)
-    outcome = agent.run(ctx)
-    sha = workspace.commit(1, f"evoci: the agent's attempt ({outcome.status.value})")
-    patch = workspace.repo.git.diff("--binary", start_sha, sha)
-    return Prediction(patch + "\n" if patch else "", outcome)
+    return run_workspace_agent(config, task, task_prompt(issue, memory), SYSTEM_PROMPT, workspace, start_sha, sandbox)
 
 
 def _cells(config: AgentConfig) -> list[str]:
@@ -72,26 +65,3 @@ def _cell(text) -> tuple[int, int] | None:
         return None
     return i, j
 
-
-class _ClCommand(CommandAgent):
-    """A command agent whose prompt file holds the SWE-Bench-CL issue and memory."""
-
-    def prompt(self, ctx: AgentContext) -> str:
-        return f"{SYSTEM_PROMPT}\n\n{ctx.requirement}"
-
-
-def _llm(config: AgentConfig):
-    from evoci.agents.llm.roles import LLMAgent, make_llm_agent
-
-    class ContinualLLM(LLMAgent):
-        """The programmer's tools, the SWE-Bench-CL prompt; the final answer is the agent's summary."""
-
-        role = Role.PROGRAMMER
-        system_prompt = SYSTEM_PROMPT
-
-        def work(self, loop, ctx: AgentContext) -> tuple[AgentStatus, str]:
-            loop.messages.append({"role": "user", "content": ctx.requirement})
-            answer = loop.run()
-            return AgentStatus.OK, (answer or "").strip()
-
-    return ContinualLLM(make_llm_agent(Role.PROGRAMMER, config).model)
