@@ -9,7 +9,7 @@ import pytest
 from evoci.domain import AgentConfig, RunConfig
 from evoci.swe_bench_cl.embedding import EmbeddingConfig
 from evoci.swe_bench_cl.memory import MemoryConfig
-from flows.continual import continual
+from evoci.flows.continual import continual
 from tests.flows.helpers import query
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]

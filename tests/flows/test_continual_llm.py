@@ -10,7 +10,7 @@ from evoci.agents.scripted import ScriptedLLMServer, text, tool_call
 from evoci.domain import AgentConfig, RunConfig
 from evoci.swe_bench_cl.embedding import EmbeddingConfig
 from evoci.swe_bench_cl.prompt import SYSTEM_PROMPT
-from flows.continual import continual
+from evoci.flows.continual import continual
 from tests.flows.helpers import query
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]

@@ -6,7 +6,7 @@ import pytest
 
 from evoci.domain import AgentConfig, RunConfig
 from evoci.swe_bench_cl.embedding import EmbeddingConfig
-from flows.continual import continual
+from evoci.flows.continual import continual
 from tests.flows.helpers import flow_runs_named, node_states, query
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
