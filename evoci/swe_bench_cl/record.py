@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from evoci.errors import DatasetError
@@ -19,6 +20,7 @@ from evoci.store import IterationRow, TaskRow
 from evoci.store.db import transaction
 from evoci.swe_bench_cl.loader import CLIssue
 from evoci.swe_bench_cl.memory import Retrieved
+from evoci.swe_bench_cl.report import publish_cl
 from evoci.swe_evo.agents import Prediction
 from evoci.swebench.grade import Grade
 
@@ -83,3 +85,4 @@ class CLRecorder:
 
     def run_finished(self) -> None:
         self.run.facts.run_finished(self.run.run_id)
+        publish_cl(Path(self.run.db), self.run.run_id)

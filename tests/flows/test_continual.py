@@ -5,7 +5,10 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from prefect import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
+from evoci.artifacts import artifact_key
 from evoci.domain import AgentConfig, RunConfig
 from evoci.swe_bench_cl.embedding import EmbeddingConfig
 from evoci.swe_bench_cl.memory import MemoryConfig
@@ -113,3 +116,9 @@ def test_memory_off_core_matrix_attempts_4n_minus_2_cells_and_stores_nothing(hom
     assert (acc, ft, bwt, cl_p, missing) == (1.0, 0.0, 0.0, 1.0, N * (N + 1) // 2 - N - (N - 1))
     assert query(db, "select count(*) from cl_experiences where run_id = ?", [run_id]) == [(0,)]
     assert query(db, "select count(*) from cl_retrievals where run_id = ?", [run_id]) == [(0,)]
+    # the flow run's page shows the matrix and the metrics
+    with get_client(sync_client=True) as client:
+        [artifact] = client.read_artifacts(artifact_filter=ArtifactFilter(
+            key=ArtifactFilterKey(any_=[artifact_key("swe-bench-cl", run_id)])))
+    assert "| 6 | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in artifact.data
+    assert "| 2 | · | 1.00 | 1.00 | · | · | · |" in artifact.data
