@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
@@ -122,3 +123,23 @@ def test_memory_off_core_matrix_attempts_4n_minus_2_cells_and_stores_nothing(hom
             key=ArtifactFilterKey(any_=[artifact_key("swe-bench-cl", run_id)])))
     assert "| 6 | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 | 1.00 |" in artifact.data
     assert "| 2 | · | 1.00 | 1.00 | · | · | · |" in artifact.data
+
+
+def test_an_issue_whose_base_is_missing_is_named_and_the_sequence_goes_on(home, tmp_path):
+    from evoci.swe_bench_cl.demo import build_cl_demo
+
+    curriculum = json.loads(build_cl_demo(home / "swe-bench-cl-demo").read_text())
+    curriculum["sequences"][0]["tasks"][2]["metadata"]["base_commit"] = "v9.9-missing"
+    curriculum["sequences"][0]["repo_path"] = str(home / "swe-bench-cl-demo" / "strkit")
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(curriculum))
+    config = RunConfig(protocol="swe-bench-cl", programmer=AgentConfig(kind="gold"), test_timeout_s=300)
+    [summary] = continual(str(path), config, matrix="core", home=str(home), embedding=EmbeddingConfig(kind="hashing"))
+    db = home / "evoci.duckdb"
+    [(status, reason)] = query(db, "select status, reason from tasks where run_id = ? and sequence_position = 3",
+                               [summary.run_id])
+    assert status == "input_error" and "v9.9-missing" in reason
+    cells = query(db, "select sequence_position, count(a) from cl_matrix where run_id = ? group by all order by all",
+                  [summary.run_id])
+    assert dict(cells)[3] == 0  # never scored, never 0
+    assert query(db, "select count(*) from cl_attempts where run_id = ?", [summary.run_id]) == [(4 * N - 2 - 4,)]  # not a(0,3), a(2,3), a(3,3), a(6,3)
