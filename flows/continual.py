@@ -120,10 +120,15 @@ def run_sequence(sequence: CLSequence, run: RunContext, recorder: CLRecorder, st
                     store.store(sequence.sequence_id, step.position, experience(issue, grades[(step.source.stage,
                                                                                                step.position)]))
                 continue
-            for attempt in range(attempts):
-                grades.setdefault((step.stage, step.position), []).append(
-                    attempt_cell(issue, prepared[step.position], step, attempt, run, recorder, store, options))
-                summary.attempts += 1
+            try:
+                for attempt in range(attempts):
+                    grades.setdefault((step.stage, step.position), []).append(
+                        attempt_cell(issue, prepared[step.position], step, attempt, run, recorder, store, options))
+                    summary.attempts += 1
+            except InputError as exc:  # e.g. the record's test_patch does not apply: no cell of it can be scored
+                get_run_logger().error("issue %s: %s", issue.instance_id, exc)
+                recorder.issue_status(issue, "input_error", str(exc), exc)
+                del prepared[step.position]
         for issue in sequence.issues:
             if issue.position in prepared:
                 recorder.issue_status(issue, "done")

@@ -125,11 +125,13 @@ def test_memory_off_core_matrix_attempts_4n_minus_2_cells_and_stores_nothing(hom
     assert "| 2 | · | 1.00 | 1.00 | · | · | · |" in artifact.data
 
 
-def test_an_issue_whose_base_is_missing_is_named_and_the_sequence_goes_on(home, tmp_path):
+def test_issues_with_a_missing_base_or_a_broken_test_patch_are_named_and_the_sequence_goes_on(home, tmp_path):
     from evoci.swe_bench_cl.demo import build_cl_demo
 
     curriculum = json.loads(build_cl_demo(home / "swe-bench-cl-demo").read_text())
     curriculum["sequences"][0]["tasks"][2]["metadata"]["base_commit"] = "v9.9-missing"
+    test_patch = curriculum["sequences"][0]["tasks"][4]["evaluation"]["test_patch"]
+    curriculum["sequences"][0]["tasks"][4]["evaluation"]["test_patch"] = test_patch.replace("def test_", "def tset_")
     curriculum["sequences"][0]["repo_path"] = str(home / "swe-bench-cl-demo" / "strkit")
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(curriculum))
@@ -139,7 +141,11 @@ def test_an_issue_whose_base_is_missing_is_named_and_the_sequence_goes_on(home, 
     [(status, reason)] = query(db, "select status, reason from tasks where run_id = ? and sequence_position = 3",
                                [summary.run_id])
     assert status == "input_error" and "v9.9-missing" in reason
+    [(status,)] = query(db, "select status from tasks where run_id = ? and sequence_position = 5", [summary.run_id])
+    assert status == "input_error"
     cells = query(db, "select sequence_position, count(a) from cl_matrix where run_id = ? group by all order by all",
                   [summary.run_id])
-    assert dict(cells)[3] == 0  # never scored, never 0
-    assert query(db, "select count(*) from cl_attempts where run_id = ?", [summary.run_id]) == [(4 * N - 2 - 4,)]  # not a(0,3), a(2,3), a(3,3), a(6,3)
+    assert dict(cells)[3] == dict(cells)[5] == 0  # never scored, never 0
+    assert all(n > 0 for j, n in cells if j not in (3, 5))
+    # issue 3 was never attempted (not a(0,3), a(2,3), a(3,3), a(6,3)); issue 5 stopped at its first grading
+    assert query(db, "select count(*) from cl_attempts where run_id = ? and sequence_position = 3", [summary.run_id]) == [(0,)]
