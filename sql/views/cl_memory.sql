@@ -2,7 +2,7 @@
 --
 -- Grain:   one row per run × sequence × memory stage i (1..N) × experience in M(i).
 -- Source:  cl_experiences (written once per processed issue, at stage = its sequence_position j;
---          arXiv 2507.00014 §5: problem, solution summary, outcome, rationale) and tasks (for N).
+--          arXiv 2507.00014 §5: problem, solution summary, outcome, rationale) and cl_matrix (its stages).
 -- Formula: M(i) = every experience of the run's sequence with stage ≤ i (processing issue j
 --          adds its experience, making M(j) from M(j−1)); re-tests never add one.
 -- Edge cases: M(0) is empty (memory off), so stage 0 has no rows. A sequence with no stored
@@ -12,18 +12,11 @@ create or replace view cl_memory as
 
 with
 
-sequences as (
-    select run_id, sequence_id, max(sequence_position) as n_tasks
-    from tasks
-    where protocol = 'swe-bench-cl'
-        and sequence_id is not null
-        and sequence_position is not null
-    group by run_id, sequence_id
-),
-
 stages as (
-    select run_id, sequence_id, n_tasks, unnest(range(1, n_tasks + 1)) as memory_stage
-    from sequences
+    -- the stages of cl_matrix's grid (1..N per run × sequence), so both views agree on N
+    select distinct run_id, sequence_id, memory_stage
+    from cl_matrix
+    where memory_stage >= 1
 ),
 
 final as (
