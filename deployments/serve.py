@@ -17,6 +17,9 @@ installed package from any working directory.
 - ``nitr/on-demand``: NITR probes (``source``: ``builtin`` or ``nitr:<checkout>``; ``select``),
   no schedule. Serving a NITR source (``evoci serve nitr`` or ``nitr:<path>``) schedules this
   one instead (``nitr/nightly``), and the benchmark deployment keeps the demo, unscheduled.
+- ``continual/on-demand``: SWE-Bench-CL sequences (default the built-in ``swe-bench-cl-demo``
+  with the gold baseline, matrix ``full``), no schedule; give ``dataset``, ``repos``,
+  ``matrix``, ``attempts``, ``memory`` and the agent in ``config.programmer``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ BENCHMARK = "benchmark/nightly"
 EVOLVE = "evolve/on-demand"
 SWE_EVO = "swe_evo/on-demand"
 NITR = "nitr/on-demand"
+CONTINUAL = "continual/on-demand"
 
 
 def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None, home: str | None = None,
@@ -51,7 +55,7 @@ def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None
 def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None, cron: str | None = NIGHTLY,
                       timezone: str | None = None, home: str | None = None, db: str | None = None,
                       name: str | None = None) -> list:
-    """The RunnerDeployments (benchmark, evolve, swe_evo, nitr); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
+    """The RunnerDeployments (benchmark, evolve, swe_evo, nitr, continual); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
 
     ``name`` names all four (``benchmark/NAME``, ``evolve/NAME``, ``swe_evo/NAME``, ``nitr/NAME``) instead of ``nightly`` and ``on-demand``,
     so several ``evoci serve`` processes (other datasets, homes or schedules) can share one server.
@@ -61,6 +65,7 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
 
     from evoci.flows.benchmark import benchmark
     from evoci.flows.evolve import evolve
+    from evoci.flows.continual import continual
     from evoci.flows.swe_evo import swe_evo
 
     from evoci.flows.nitr import nitr
@@ -103,7 +108,16 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
         description="Grade a SWE-EVO dataset (records file or folder, `repos` = local clones); agent = config.programmer.",
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
-    return [nightly, on_demand, evo, probes]
+    cl_config = RunConfig(protocol="swe-bench-cl", programmer=AgentConfig(kind="gold"))
+    cl = continual.to_deployment(
+        name=name or CONTINUAL.split("/")[1], tags=["evoci"],
+        parameters={"dataset": "swe-bench-cl-demo", "config": cl_config.model_dump(mode="json"), "matrix": "full",
+                    "home": parameters["home"], "db": parameters["db"]},
+        description="Run SWE-Bench-CL sequences (curriculum JSON, `repos` = local clones) with memory on or off; "
+                    "agent = config.programmer.",
+        entrypoint_type=EntrypointType.MODULE_PATH,
+    )
+    return [nightly, on_demand, evo, probes, cl]
 
 
 def serve_deployments(*, limit: int | None = None, poll_seconds: float | None = None, **options: Any) -> None:

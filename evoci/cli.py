@@ -2,8 +2,9 @@
 
     evoci demo                      evolve the built-in demo task, print its scores
     evoci run DATASET [options]     evolve every task of a dataset (JSONL, or `demo`), grade a
-                                    SWE-EVO dataset (`swe-evo-demo`, SWE-bench-format records), or
-                                    run NITR probes (`nitr`, `nitr:<path>`)
+                                    SWE-EVO dataset (`swe-evo-demo`, SWE-bench-format records), run
+                                    NITR probes (`nitr`, `nitr:<path>`), or run SWE-Bench-CL sequences
+                                    (`swe-bench-cl-demo`, curriculum JSON)
     evoci sql "QUERY"               query the results database (read-only)
     evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
@@ -99,6 +100,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.protocol == "swe-evo" or (args.protocol is None and is_swe_evo_dataset(args.dataset)):
         return cmd_run_swe_evo(args)
+    from evoci.swe_bench_cl.datasets import is_cl_dataset
+
+    if args.protocol == "swe-bench-cl" or (args.protocol is None and is_cl_dataset(args.dataset)):
+        from evoci.swe_bench_cl.cli import cmd_run_continual
+
+        return cmd_run_continual(args, _config(args).model_copy(update={"protocol": "swe-bench-cl"}))
     from evoci.datasets import dataset_name
     from evoci.identity import check_run
     from evoci.report import console_for_output, print_report
@@ -234,16 +241,19 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
     p.add_argument("--select", action="append", metavar="KEY=VALUE",
                    help="NITR: keep probes by id, language, dimension or granularity, e.g. dimension=D2 (repeatable)")
-    p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe (default: 1)")
+    p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe; SWE-Bench-CL: attempts per cell (default: 1)")
     p.add_argument("--grade-every-step", action="store_true", help="NITR: also grade intermediate steps (diagnostic)")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
-    p.add_argument("--protocol", choices=["swe-ci", "swe-evo"], help="default: swe-evo for SWE-bench-format records "
-                   "(and `swe-evo-demo`), else swe-ci")
+    p.add_argument("--protocol", choices=["swe-ci", "swe-evo", "swe-bench-cl"], help="default: swe-evo for SWE-bench-format "
+                   "records (and `swe-evo-demo`), swe-bench-cl for a curriculum JSON (and `swe-bench-cl-demo`), else swe-ci")
     p.add_argument("--repos", metavar="DIR", help="SWE-EVO: folder of local clones (<owner>__<name>) for records without repo_path")
     p.add_argument("--predictions", metavar="FILE", help="SWE-EVO: grade an OpenHands output.jsonl or SWE-agent preds.json as-is")
     p.add_argument("--judge-model", metavar="MODEL", help="SWE-EVO: label each unresolved instance with the paper's "
                    "failure taxonomy, judged by this model")
     p.add_argument("--judge-option", action="append", metavar="KEY=VALUE", help="judge model setting, e.g. provider=anthropic")
+    from evoci.swe_bench_cl.cli import add_options as add_continual_options
+
+    add_continual_options(p)
     _results_options(p)
 
 
@@ -264,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="evolve every task of a dataset")
     run.add_argument("dataset", help="`demo`, a JSONL file of tasks, `swe-evo-demo`, SWE-EVO records (file or folder), "
-                     "`nitr` (built-in NITR probes) or `nitr:<checkout>`")
+                     "`nitr` (built-in NITR probes), `nitr:<checkout>`, `swe-bench-cl-demo`, or a SWE-Bench-CL curriculum JSON")
     _run_options(run)
     run.set_defaults(func=cmd_run)
 

@@ -72,16 +72,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from evoci.cli import _config
-    from evoci.deployments.serve import BENCHMARK, EVOLVE, SWE_EVO, serve_deployments
+    from evoci.deployments.serve import BENCHMARK, CONTINUAL, EVOLVE, SWE_EVO, serve_deployments
 
     url = api_url(args.api)
     require_server(url)
     cron = None if args.no_schedule else args.cron
     ui = url.removesuffix("/api")
-    benchmark, evolve, evo = ((f"benchmark/{args.name}", f"evolve/{args.name}", f"swe_evo/{args.name}") if args.name
-                              else (BENCHMARK, EVOLVE, SWE_EVO))
+    benchmark, evolve, evo, cl = ((f"benchmark/{args.name}", f"evolve/{args.name}", f"swe_evo/{args.name}",
+                                   f"continual/{args.name}") if args.name else (BENCHMARK, EVOLVE, SWE_EVO, CONTINUAL))
     print(f"evoci: serving {benchmark} ({'cron ' + cron if cron else 'no schedule'}, dataset {args.dataset}), "
-          f"{evolve}, {evo} and nitr/{args.name or 'on-demand'} on {ui} — Ctrl-C stops (and pauses the schedule)",
+          f"{evolve}, {evo}, {cl} and nitr/{args.name or 'on-demand'} on {ui} — Ctrl-C stops (and pauses the schedule)",
           file=sys.stderr)
     with temporary_settings(updates={PREFECT_API_URL: url}):
         serve_deployments(dataset=args.dataset, config=_config(args), cron=cron, timezone=args.timezone,

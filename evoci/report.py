@@ -39,6 +39,11 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
     if is_nitr_run(db, run_id):
         print_nitr_report(db, run_id, console=console)
         return
+    from evoci.swe_bench_cl.report import is_cl_run, print_cl_report
+
+    if is_cl_run(db, run_id):
+        print_cl_report(db, run_id, console)
+        return
     digest = load_digest(db, run_id, gamma=gamma)
     if len(digest.tasks) == 1 and digest.tasks[0].iterations:
         task = digest.tasks[0]

@@ -211,3 +211,36 @@ create table if not exists failure_labels (
 -- Columns added after a results file was first made (old files gain them on the next write).
 alter table runs add column if not exists dataset_tasks integer;
 alter table tasks add column if not exists spec json;
+
+-- SWE-Bench-CL semantic memory: one row per experience stored when an issue was processed
+-- (arXiv 2507.00014 §5: problem, solution summary, outcome, rationale). `stage` = the issue's
+-- sequence_position j: the experience belongs to memory M(j) and to every later M(i), i ≥ j.
+-- Its vector is in cl_embeddings_<dim> (a FLOAT[dim] table per embedding size) under the same key.
+create table if not exists cl_experiences (
+    run_id            varchar not null,
+    sequence_id       varchar not null,
+    stage             integer not null,   -- j: first memory stage that holds this experience
+    task_id           varchar not null,   -- the issue the experience is about
+    problem           varchar not null,
+    solution_summary  varchar not null,
+    outcome           varchar not null,   -- 'resolved' | 'unresolved'
+    rationale         varchar not null,
+    tokens            integer not null,   -- estimated prompt tokens of the experience's text
+    embedding_model   varchar not null,   -- e.g. 'hashing-256', 'wordllama-l2_supercat-256', 'openai:<model>'
+    created_at        timestamp not null,
+    primary key (run_id, sequence_id, task_id)
+);
+
+-- SWE-Bench-CL: which experiences were put into one attempt's prompt (rank 1 = most similar).
+-- An attempt with no row here got no memory (memory off, stage 0, or nothing similar enough).
+create table if not exists cl_retrievals (
+    run_id            varchar not null,
+    task_id           varchar not null,   -- the issue being attempted
+    iteration         integer not null,   -- memory stage i
+    attempt           integer not null,
+    rank              integer not null,
+    experience_task   varchar not null,   -- cl_experiences.task_id
+    similarity        double not null,    -- array_cosine_similarity of the two embeddings
+    seconds           double not null,    -- the retrieval's time (embedding the query + the search)
+    primary key (run_id, task_id, iteration, attempt, rank)
+);

@@ -17,7 +17,7 @@ import git
 
 from evoci.agents.base import AgentContext, AgentOutcome, AgentStatus, Role
 from evoci.agents.command import CommandAgent
-from evoci.domain import AgentConfig
+from evoci.domain import AgentConfig, TaskSpec
 from evoci.errors import InputError
 from evoci.sandbox.base import Sandbox
 from evoci.swe_evo.loader import EvoInstance
@@ -81,36 +81,50 @@ def workspace_patch(config: AgentConfig, instance: EvoInstance, workspace: Works
                     sandbox: Sandbox) -> Prediction:
     """Run an llm or command agent in ``workspace`` (the base, no history); its diff is the prediction."""
     task = instance.task()
-    # source_repo is the workspace itself: the task's repository holds the release's future history.
+    return run_workspace_agent(config, task, task_prompt(task), SYSTEM_PROMPT, workspace, start_sha, sandbox)
+
+
+def run_workspace_agent(config: AgentConfig, task: TaskSpec, requirement: str, system_prompt: str,
+                        workspace: Workspace, start_sha: str, sandbox: Sandbox) -> Prediction:
+    """An llm or command programmer with ``system_prompt``, given ``requirement``; its diff is the prediction.
+
+    Shared with SWE-Bench-CL, whose prompt differs.
+    """
+    # source_repo is the workspace itself: the task's repository holds the future history.
     ctx = AgentContext(task=task, iteration=1, max_iterations=1, sandbox=sandbox, source_repo=workspace.path,
-                       base_sha=start_sha, oracle_sha=start_sha, requirement=task_prompt(task))
-    agent = _SweEvoCommand.from_config(Role.PROGRAMMER, config) if config.kind == "command" else _llm(config)
+                       base_sha=start_sha, oracle_sha=start_sha, requirement=requirement)
+    if config.kind == "command":
+        agent = _PromptedCommand.from_config(Role.PROGRAMMER, config)
+        agent.system_prompt = system_prompt
+    else:
+        agent = _llm(config, system_prompt)
     outcome = agent.run(ctx)
     sha = workspace.commit(1, f"evoci: the agent's prediction ({outcome.status.value})")
     patch = workspace.repo.git.diff("--binary", start_sha, sha)
     return Prediction(patch + "\n" if patch else "", outcome)
 
 
-class _SweEvoCommand(CommandAgent):
-    """A command agent whose prompt file holds the SWE-EVO task instead of SWE-CI's programmer prompt."""
+class _PromptedCommand(CommandAgent):
+    """A command agent whose prompt file holds the protocol's task instead of SWE-CI's programmer prompt."""
+
+    system_prompt = SYSTEM_PROMPT
 
     def prompt(self, ctx: AgentContext) -> str:
-        return f"{SYSTEM_PROMPT}\n\n{ctx.requirement}"
+        return f"{self.system_prompt}\n\n{ctx.requirement}"
 
 
-def _llm(config: AgentConfig):
+def _llm(config: AgentConfig, system_prompt: str):
     from evoci.agents.llm.roles import LLMAgent, make_llm_agent
 
-    class SweEvoLLM(LLMAgent):
-        """The programmer's tools, the SWE-EVO prompt; the final answer is the agent's summary."""
+    class PromptedLLM(LLMAgent):
+        """The programmer's tools and the protocol's prompt; the final answer is the agent's summary."""
 
         role = Role.PROGRAMMER
-        system_prompt = SYSTEM_PROMPT
 
         def work(self, loop, ctx: AgentContext) -> tuple[AgentStatus, str]:
             loop.messages.append({"role": "user", "content": ctx.requirement})
             answer = loop.run()
             return AgentStatus.OK, (answer or "").strip()
 
-    model = make_llm_agent(Role.PROGRAMMER, config).model
-    return SweEvoLLM(model)
+    PromptedLLM.system_prompt = system_prompt
+    return PromptedLLM(make_llm_agent(Role.PROGRAMMER, config).model)

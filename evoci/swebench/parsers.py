@@ -149,3 +149,52 @@ def parse_json_report(report: str) -> ParsedLog:
 def uses_json_report(name: str) -> bool:
     """Whether the parser reads a json-report file instead of the command's output."""
     return get_parser(name) is parse_json_report
+
+
+# django's runner at --verbosity 2: "test_name (module.Class) ... ok"; a test with a docstring
+# prints "test_name (module.Class)" then "First docstring line ... ok" on the next line.
+_DJANGO_STATUS = {"ok": "passed", "OK": "passed", "FAIL": "failed", "ERROR": "error", "expected failure": "xfailed",
+                  "unexpected success": "xpassed"}
+_DJANGO_TEST = re.compile(r"^(\w+) \(([\w.]+)\)")
+
+
+@parser("parse_log_django", "django")
+def parse_django(log: str) -> ParsedLog:
+    """django ``runtests.py --verbosity 2`` lines → ids in the records' form ``test_x (pkg.tests.Class)``.
+
+    Python ≥ 3.11 names a test ``test_x (pkg.tests.Class.test_x)``; the trailing method name
+    is dropped so the ids match the records'.
+    """
+    parsed, pending = ParsedLog(), None
+    for raw in log.splitlines():
+        line = _ANSI.sub("", raw).rstrip()
+        test = _DJANGO_TEST.match(line)
+        head, sep, status = line.rpartition(" ... ")
+        if test:
+            name, where = test.groups()
+            where = where[: -len(name) - 1] if where.endswith(f".{name}") else where
+            pending = f"{name} ({where})"
+        if not sep or pending is None:
+            continue
+        outcome = _DJANGO_STATUS.get(status.strip()) or ("skipped" if status.startswith("skipped") else None)
+        if outcome is not None:
+            parsed.add(pending, outcome)
+            pending = None
+    return parsed
+
+
+# sympy's bin/test --verbose: one "test_name STATUS" line per test under its file's header.
+_SYMPY_STATUS = {"ok": "passed", "F": "failed", "E": "error", "f": "xfailed", "X": "xpassed", "s": "skipped",
+                 "skipped": "skipped", "w": "skipped"}
+_SYMPY_LINE = re.compile(r"^(test_\w+)\s+(ok|F|E|f|X|s|w|skipped)\b")
+
+
+@parser("parse_log_sympy", "sympy")
+def parse_sympy(log: str) -> ParsedLog:
+    """sympy ``bin/test --verbose`` lines ``test_name ok|F|E|f|X|s`` → ids ``test_name``, as the records write them."""
+    parsed = ParsedLog()
+    for raw in log.splitlines():
+        match = _SYMPY_LINE.match(_ANSI.sub("", raw).strip())
+        if match:
+            parsed.add(match.group(1), _SYMPY_STATUS[match.group(2)])
+    return parsed

@@ -62,5 +62,5 @@ def test_json_report_keeps_whole_ids_and_makes_setup_failures_errors():
 def test_the_registry_knows_the_records_parser_names_and_lists_them_when_one_is_unknown():
     for name in ("parse_log_pytest", "parse_log_pytest_options", "parse_log_pytest_v2", "parse_log_pydantic", "json_report"):
         assert name in PARSERS
-    with pytest.raises(InputError, match="unknown log parser 'parse_log_django' — choose one of: .*parse_log_pytest"):
-        get_parser("parse_log_django")
+    with pytest.raises(InputError, match="unknown log parser 'parse_log_nose' — choose one of: .*parse_log_pytest"):
+        get_parser("parse_log_nose")

@@ -1,0 +1,55 @@
+"""``evoci run`` for SWE-Bench-CL: a curriculum JSON (or ``swe-bench-cl-demo``) through the ``continual`` flow.
+
+    evoci run swe-bench-cl-demo --agent gold
+    evoci run curriculum.json --repos ~/clones --environments swebench-verified.json \\
+        --agent llm --model gpt-4.1 --matrix core --attempts 3 --embedding hashing
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--matrix", choices=["full", "core"], default="full",
+                   help="SWE-Bench-CL: re-test every seen issue after each one (full: N + (N-1) + N(N+1)/2 cells) or "
+                        "only the cells ACC/FT/BWT/AULC/CL-P need (core: 4N-2 cells) (default: full)")
+    p.add_argument("--no-memory", action="store_true", help="SWE-Bench-CL: attempt every cell without memory (ablation)")
+    p.add_argument("--top-k", type=int, default=3, help="SWE-Bench-CL: experiences per prompt (default: 3)")
+    p.add_argument("--memory-tokens", type=int, default=1500, help="SWE-Bench-CL: token budget of the experiences (default: 1500)")
+    p.add_argument("--embedding", default="auto", help="SWE-Bench-CL: auto (wordllama if installed, else hashing), hashing, "
+                   "wordllama, or openai (with --embedding-model and --embedding-url) (default: auto)")
+    p.add_argument("--embedding-model", help="SWE-Bench-CL: the embeddings endpoint's model")
+    p.add_argument("--embedding-url", help="SWE-Bench-CL: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--embedding-dim", type=int, default=256, help="SWE-Bench-CL: vector size (default: 256)")
+    p.add_argument("--environments", metavar="FILE", help="SWE-Bench-CL: SWE-bench-style records (instance_id, test_cmds, "
+                   "log_parser, python, requirements) giving each issue's test environment")
+
+
+def cmd_run_continual(args: argparse.Namespace, config) -> int:
+    from evoci.flows.continual import continual
+    from evoci.report import console_for_output, print_report
+    from evoci.settings import Paths
+    from evoci.swe_bench_cl.embedding import EmbeddingConfig
+    from evoci.swe_bench_cl.memory import MemoryConfig
+
+    console = console_for_output()
+    memory = MemoryConfig(enabled=not args.no_memory, top_k=args.top_k, token_budget=args.memory_tokens)
+    embedding = EmbeddingConfig(kind=args.embedding, model=args.embedding_model, base_url=args.embedding_url,
+                                dim=args.embedding_dim)
+    console.print(f"[bold]evoci[/] SWE-Bench-CL — dataset {args.dataset}, agent {config.programmer.kind}, matrix "
+                  f"{args.matrix}, {args.attempts} attempt(s) per cell, memory {'off' if args.no_memory else 'on'}")
+    try:
+        summaries = continual(args.dataset, config, matrix=args.matrix, attempts=args.attempts, memory=memory,
+                              embedding=embedding, repos=args.repos, environments=args.environments, home=args.home,
+                              db=args.db)
+    except Exception as exc:  # already recorded; say it plainly
+        console.print(f"[red]run ended with failures:[/] {exc}")
+        return 1
+    if not summaries:
+        console.print("[red]no sequence could be loaded[/] (see the errors above)")
+        return 1
+    db = Path(args.db).absolute() if args.db else (Paths(home=Path(args.home).absolute()) if args.home else Paths.default()).db
+    print_report(db, summaries[0].run_id, console=console)
+    return 0

@@ -1,0 +1,3 @@
+def slugify(text):
+    """A URL slug: lower case, spaces become dashes."""
+    return text.lower().replace(" ", "-")
