@@ -61,6 +61,7 @@ def _config(args: argparse.Namespace):
         run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
         sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
+        code_quality=not getattr(args, "no_code_quality", False),
     )
 
 
@@ -147,6 +148,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sandbox-block", metavar="NAME", help="take kind and options from a saved evoci-sandbox Prefect block")
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
+    p.add_argument("--no-code-quality", action="store_true", help="skip the radon and pylint measurements of each codebase")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
     p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
     p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")

@@ -146,6 +146,9 @@ class RunConfig(BaseModel):
     test_timeout_s: float = Field(3600.0, gt=0, description="Kill a test run after this many seconds (SWE-CI: 3600).")
     output_limit_bytes: int = Field(1_000_000, gt=0, description="Keep at most this much of each output stream.")
     max_repairs: int = Field(3, ge=0, description="Environment self-repair rounds when the oracle's tests miss a module.")
+    code_quality: bool = Field(
+        True, description="Measure MI, complexity, pylint score and changed lines of the base, each iteration and the oracle."
+    )
     concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
     node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")
     retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")

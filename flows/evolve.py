@@ -26,6 +26,7 @@ from evoci.sandbox.repair import own_packages, repair_step
 from evoci.store import IterationRow, TaskRow
 from evoci.tasks.agents import architect_task, programmer_task
 from evoci.tasks.prepare import prepare_task
+from evoci.tasks.quality import ORACLE_ITERATION, measure_and_record, quality_task
 from evoci.tasks.test import ORACLE, test_task
 
 
@@ -91,6 +92,8 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             emit(Event(run.run_id, task.task_id, "invalid", message=invalid))
             return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="invalid", targets=len(targets),
                                passed=_passed(report, targets), reason=invalid)
+        _quality(nodes, prepared, run, ORACLE_ITERATION, prepared.oracle_sha)
+        _quality(nodes, prepared, run, 0, prepared.start_sha)
         sha, iteration = prepared.start_sha, 0
         emit(Event(run.run_id, task.task_id, "iteration", 0, _passed(report, targets), len(targets), config.max_iterations))
         while _passed(report, targets) < len(targets) and iteration < config.max_iterations:
@@ -103,6 +106,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             _record(run, task.task_id, iteration, sha, report, targets, started, time.monotonic() - t0,
                     architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files,
                     discarded=arch.discarded_files)
+            _quality(nodes, prepared, run, iteration, sha)
             emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
                        config.max_iterations))
     except InputError as exc:
@@ -137,7 +141,13 @@ def _nodes(run: RunContext) -> dict:
         "test": test_task.with_options(**options),
         "architect": architect_task.with_options(**options),
         "programmer": programmer_task.with_options(**options),
+        "quality": quality_task.with_options(**options),
     }
+
+
+def _quality(nodes: dict, prepared: Prepared, run: RunContext, iteration: int, sha: str) -> None:
+    if run.config.code_quality:
+        measure_and_record(nodes["quality"], prepared, run, iteration, sha)
 
 
 def _oracle_with_repairs(nodes: dict, prepared: Prepared, run: RunContext) -> tuple[TestReport, Prepared]:

@@ -168,3 +168,32 @@ create table if not exists environment_repairs (
     environment_hash  varchar not null,   -- the environment after the round
     primary key (run_id, task_id, attempt, module)
 );
+
+-- One row per run × task × codebase measured for static code quality (evoci.quality):
+-- the base (iteration 0), each iteration i ≥ 1 whose test node finished, and the oracle
+-- (iteration -1). Written only when the run's config has `code_quality` on.
+-- Files measured: Python files of the committed tree outside the tests folder and hidden
+-- folders, read from the harness's own copy of the commit.
+create table if not exists code_quality (
+    run_id             varchar not null,
+    task_id            varchar not null,
+    iteration          integer not null,  -- 0 = base c0, i = the agent's code c_i, -1 = the oracle c*
+    codebase           varchar not null,  -- 'base' | 'agent' | 'oracle'
+    codebase_sha       varchar,           -- the commit measured
+    files              integer not null,  -- Python files measured
+    unparsable_files   integer not null,  -- files with a syntax error: left out of mi, cc_*, sloc
+    sloc               integer not null,  -- radon's source lines of code
+    mi                 double,            -- maintainability index 0..100 (radon, multi-line strings as
+                                          -- comments), SLOC-weighted mean over files; NULL without code
+    cc_mean            double,            -- mean cyclomatic complexity per block (function, method, class)
+    cc_max             integer,
+    blocks             integer not null,
+    pylint_score       double,            -- pylint's global score 0..10 with evoci's pylintrc; NULL on error
+    pylint_messages    json,              -- message type ('error', 'warning', 'refactor', 'convention',
+                                          -- 'fatal', 'info') → count
+    lines_added        integer not null,  -- against the base, over the same files (git diff counting)
+    lines_deleted      integer not null,
+    error              varchar,           -- why a measurement is NULL
+    tools              varchar not null,  -- e.g. 'radon 6.0.1, pylint 3.3.9'
+    primary key (run_id, task_id, iteration)
+);
