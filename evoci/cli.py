@@ -83,6 +83,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from evoci.flows.benchmark import benchmark
 
     console = console_for_output()
+    if getattr(args, "split", None):  # a SWE-CI release folder: its split file is the dataset
+        from evoci.errors import DatasetError
+        from evoci.releases import split_file
+
+        try:
+            args.dataset = str(split_file(Path(args.dataset), args.split).absolute())
+        except DatasetError as exc:
+            console.print(f"[red]{exc}[/]")
+            return 2
     config = _config(args)
     run = RunContext.create(config, dataset_name(args.dataset), home=args.home, db=args.db)
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
@@ -164,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_run, dataset="demo")
 
     run = sub.add_parser("run", help="evolve every task of a dataset")
-    run.add_argument("dataset", help="`demo` or a JSONL file of tasks")
+    run.add_argument("dataset", help="`demo`, a JSONL file of tasks, or a SWE-CI release folder (with --split)")
+    run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _run_options(run)
     run.set_defaults(func=cmd_run)
 

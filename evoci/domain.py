@@ -47,11 +47,19 @@ class EnvironmentSpec(BaseModel):
     dependency_files: dict[str, str] = Field(
         default_factory=dict, description="Path → content of every dependency file read (for the record)."
     )
+    image_archive: str | None = Field(
+        None, description="A `docker save` archive that is this task's image in the Docker sandbox (SWE-CI releases); "
+        "the local sandbox builds from the dependency files instead."
+    )
+    image_digest: str | None = Field(None, description="SHA-256 of ``image_archive``: the image's identity.")
 
     @property
     def content_hash(self) -> str:
         """Identity of the environment: equal hashes share one built virtualenv or image."""
-        return stable_hash({"python": self.python, "requirements": list(self.requirements)})
+        identity = {"python": self.python, "requirements": list(self.requirements)}
+        if self.image_digest:  # only then, so environments without an archive keep their hash
+            identity["image"] = self.image_digest
+        return stable_hash(identity)
 
 
 class TaskSpec(BaseModel):
@@ -71,6 +79,8 @@ class TaskSpec(BaseModel):
     )
     pythonpath: tuple[str, ...] = Field(("src", "."), description="PYTHONPATH entries, relative to the workspace.")
     test_timeout_s: float | None = Field(None, description="Overrides the run's test timeout for this task.")
+    image_archive: str | None = Field(None, description="This task's `docker save` archive (SWE-CI release layout).")
+    image_digest: str | None = Field(None, description="SHA-256 of ``image_archive`` (its identity).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Protocol-specific extras, stored as JSON.")
 
 

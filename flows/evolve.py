@@ -74,6 +74,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
     nodes = _nodes(run)
     try:
         prepared: Prepared = nodes["prepare"](task, run)
+        prepared = _with_task_image(prepared)
         oracle, prepared = _oracle_with_repairs(nodes, prepared, run)
         facts.task(TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
                               "environment_hash": prepared.environment.content_hash}))
@@ -143,6 +144,16 @@ def _nodes(run: RunContext) -> dict:
         "programmer": programmer_task.with_options(**options),
         "quality": quality_task.with_options(**options),
     }
+
+
+def _with_task_image(prepared: Prepared) -> Prepared:
+    """A task that ships its own image (SWE-CI release) runs base and oracle in it under Docker."""
+    task = prepared.task
+    if not task.image_archive:
+        return prepared
+    environment = prepared.environment.model_copy(update={"image_archive": task.image_archive,
+                                                          "image_digest": task.image_digest})
+    return prepared.model_copy(update={"environment": environment})
 
 
 def _quality(nodes: dict, prepared: Prepared, run: RunContext, iteration: int, sha: str) -> None:
