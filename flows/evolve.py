@@ -26,7 +26,8 @@ from evoci.sandbox.repair import own_packages, repair_step
 from evoci.store import IterationRow, TaskRow
 from evoci.tasks.agents import architect_task, programmer_task
 from evoci.tasks.prepare import prepare_task
-from evoci.tasks.quality import ORACLE_ITERATION, measure_and_record, quality_task
+from evoci.tasks.quality import ORACLE_ITERATION, quality_task
+from evoci.tasks.quality import record as record_quality
 from evoci.tasks.test import ORACLE, test_task
 
 
@@ -93,8 +94,8 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             emit(Event(run.run_id, task.task_id, "invalid", message=invalid))
             return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="invalid", targets=len(targets),
                                passed=_passed(report, targets), reason=invalid)
-        _quality(nodes, prepared, run, ORACLE_ITERATION, prepared.oracle_sha)
-        _quality(nodes, prepared, run, 0, prepared.start_sha)
+        quality = [_quality(nodes, prepared, run, ORACLE_ITERATION, prepared.oracle_sha),
+                   _quality(nodes, prepared, run, 0, prepared.start_sha)]
         sha, iteration = prepared.start_sha, 0
         emit(Event(run.run_id, task.task_id, "iteration", 0, _passed(report, targets), len(targets), config.max_iterations))
         while _passed(report, targets) < len(targets) and iteration < config.max_iterations:
@@ -107,7 +108,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             _record(run, task.task_id, iteration, sha, report, targets, started, time.monotonic() - t0,
                     architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files,
                     discarded=arch.discarded_files)
-            _quality(nodes, prepared, run, iteration, sha)
+            quality.append(_quality(nodes, prepared, run, iteration, sha))
             emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
                        config.max_iterations))
     except InputError as exc:
@@ -122,6 +123,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         facts.task_status(run.run_id, task.task_id, "infra_error", str(exc))
         emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
         raise
+    record_quality(run, task.task_id, [q for q in quality if q])
     passed = _passed(report, targets)
     facts.task_status(run.run_id, task.task_id, "done")
     log.info("task %s: %d of %d target tests pass after %d iteration(s)%s", task.task_id, passed, len(targets),
@@ -156,9 +158,11 @@ def _with_task_image(prepared: Prepared) -> Prepared:
     return prepared.model_copy(update={"environment": environment})
 
 
-def _quality(nodes: dict, prepared: Prepared, run: RunContext, iteration: int, sha: str) -> None:
+def _quality(nodes: dict, prepared: Prepared, run: RunContext, iteration: int, sha: str) -> tuple | None:
+    """Start measuring commit ``sha`` beside the loop (it reads only its own copy of the commit)."""
     if run.config.code_quality:
-        measure_and_record(nodes["quality"], prepared, run, iteration, sha)
+        return iteration, sha, nodes["quality"].submit(prepared, run, iteration, sha)
+    return None
 
 
 def _oracle_with_repairs(nodes: dict, prepared: Prepared, run: RunContext) -> tuple[TestReport, Prepared]:

@@ -12,6 +12,7 @@ import json
 import shutil
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from prefect import task
 
@@ -51,11 +52,11 @@ def quality_task(prepared: Prepared, run: RunContext, iteration: int, sha: str) 
     return quality
 
 
-def measure_and_record(node, prepared: Prepared, run: RunContext, iteration: int, sha: str) -> None:
-    """Run the quality node (``node``: ``quality_task`` with the run's options) and record its row."""
-    quality = node(prepared, run, iteration, sha)
+def record(run: RunContext, task_id: str, measurements: list[tuple[int, str, Any]]) -> None:
+    """Write the ``code_quality`` rows of (iteration, commit, quality node future or result)."""
     with transaction(run.facts.path) as con:
-        insert(con, run.run_id, prepared.task.task_id, iteration, sha, quality)
+        for iteration, sha, quality in measurements:
+            insert(con, run.run_id, task_id, iteration, sha, quality.result() if hasattr(quality, "result") else quality)
 
 
 def insert(con, run_id: str, task_id: str, iteration: int, sha: str | None, q: Quality) -> None:
