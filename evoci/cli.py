@@ -208,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evoci.cli_ops import register as register_ops
 
     register_ops(sub)
+    from evoci.cli_curate import register as register_curate
+
+    register_curate(sub)
     return parser
 
 

@@ -197,3 +197,28 @@ create table if not exists code_quality (
     tools              varchar not null,  -- e.g. 'radon 6.0.1, pylint 3.3.9'
     primary key (run_id, task_id, iteration)
 );
+
+-- One row per curation run × candidate pair (SWE-CI §3.1): a maximal span of the first-parent
+-- history whose dependency files do not change, from its first commit (base) to its last
+-- (oracle). `status` is 'kept' (written to the dataset) or 'rejected', with `reason`:
+-- 'single_commit', 'too_small' (changed non-test lines < the minimum), 'no_oracle_tests' (no
+-- test passes on the oracle), 'small_gap' (n(c*) − n(c0) < the minimum), 'input_error'.
+create table if not exists curation_pairs (
+    run_id         varchar not null,   -- the curation run (`evoci curate`)
+    repo           varchar not null,
+    base_sha       varchar not null,
+    oracle_sha     varchar not null,
+    span_first     integer not null,   -- index of the base in the first-parent history (oldest = 0)
+    span_last      integer not null,
+    commits        integer not null,   -- commits in the span, base and oracle included
+    changed_lines  integer not null,   -- lines added + deleted outside test files, base → oracle
+    changed_files  integer not null,
+    n_oracle       integer,            -- |T|: oracle tests passing on the oracle (NULL when not run)
+    n_base         integer,            -- tests of T passing on the base with the oracle's tests
+    gap            integer,            -- n_oracle − n_base
+    status         varchar not null,   -- 'kept' | 'rejected'
+    reason         varchar,            -- NULL when kept
+    task_id        varchar,            -- the pair's task id in the written dataset
+    recorded_at    timestamp not null,
+    primary key (run_id, repo, base_sha, oracle_sha)
+);
