@@ -18,7 +18,7 @@ def radon_mi(volume: float, complexity: int, lloc: int) -> float:
 
 
 BASE = "def double(x):\n    return x + x\n"
-# import, def, assignment, return: 4 statements. pylint: unused-import (W0611),
+# import, def, assignment, return: 4 statements. pylint reports unused-import (W0611),
 # missing-module-docstring (C0114), missing-function-docstring (C0116).
 MESSY = "import os\n\n\ndef double(x):\n    y = x * 2\n    return y\n"
 MESSY_MI = radon_mi(VOLUME, 1, 4)  # LLOC 4: import, def, assignment, return

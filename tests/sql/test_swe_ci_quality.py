@@ -8,7 +8,7 @@ from pytest import approx
 
 from evoci.quality import measure
 from evoci.tasks.quality import ORACLE_ITERATION, insert
-from tests.test_quality import BASE, BRANCHY, BRANCHY_MI, CLEAN, CLEAN_MI, MESSY, MESSY_MI, tree
+from tests.test_quality import BASE, BRANCHY, CLEAN, CLEAN_MI, MESSY, MESSY_MI, tree
 
 from .swe_ci_rows import add_run, add_task, rows
 
