@@ -12,6 +12,8 @@ installed package from any working directory.
 
 - ``benchmark/nightly``: the whole dataset, on a cron schedule (default 02:00 every day).
 - ``evolve/on-demand``: one task, no schedule; give the task when triggering it.
+- ``swe_evo/on-demand``: a SWE-EVO dataset (default the built-in ``swe-evo-demo`` with the
+  gold baseline), no schedule; give ``dataset``, ``repos`` and the agent in ``config.programmer``.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evoci.domain import RunConfig
+from evoci.domain import AgentConfig, RunConfig
 from evoci.settings import Paths
 
 NIGHTLY = "0 2 * * *"
 BENCHMARK = "benchmark/nightly"
 EVOLVE = "evolve/on-demand"
+SWE_EVO = "swe_evo/on-demand"
 
 
 def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None, home: str | None = None,
@@ -44,7 +47,7 @@ def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None
 def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None, cron: str | None = NIGHTLY,
                       timezone: str | None = None, home: str | None = None, db: str | None = None,
                       name: str | None = None) -> list:
-    """The two RunnerDeployments; ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
+    """The RunnerDeployments (benchmark, evolve, swe_evo); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
 
     ``name`` names both (``benchmark/NAME``, ``evolve/NAME``) instead of ``nightly`` and ``on-demand``,
     so several ``evoci serve`` processes (other datasets, homes or schedules) can share one server.
@@ -54,6 +57,7 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
 
     from evoci.flows.benchmark import benchmark
     from evoci.flows.evolve import evolve
+    from evoci.flows.swe_evo import swe_evo
 
     parameters = default_parameters(dataset=dataset, config=config, home=home, db=db)
     schedules = [CronSchedule(cron=cron, timezone=timezone)] if cron else None
@@ -68,7 +72,15 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
         description="Evolve one task (give `task`: task_id, repo, base_ref, oracle_ref).",
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
-    return [nightly, on_demand]
+    evo_config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="gold"))
+    evo = swe_evo.to_deployment(
+        name=name or SWE_EVO.split("/")[1], tags=["evoci"],
+        parameters={"dataset": "swe-evo-demo", "config": evo_config.model_dump(mode="json"),
+                    "home": parameters["home"], "db": parameters["db"]},
+        description="Grade a SWE-EVO dataset (records file or folder, `repos` = local clones); agent = config.programmer.",
+        entrypoint_type=EntrypointType.MODULE_PATH,
+    )
+    return [nightly, on_demand, evo]
 
 
 def serve_deployments(*, limit: int | None = None, poll_seconds: float | None = None, **options: Any) -> None:

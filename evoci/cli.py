@@ -1,7 +1,8 @@
 """The ``evoci`` command line.
 
     evoci demo                      evolve the built-in demo task, print its scores
-    evoci run DATASET [options]     evolve every task of a dataset (JSONL, or `demo`)
+    evoci run DATASET [options]     evolve every task of a dataset (JSONL, or `demo`), or grade a
+                                    SWE-EVO dataset (`swe-evo-demo`, SWE-bench-format records)
     evoci sql "QUERY"               query the results database (read-only)
     evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
@@ -76,6 +77,10 @@ def _from_model_block(name: str):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from evoci.swe_evo.datasets import is_swe_evo_dataset
+
+    if args.protocol == "swe-evo" or (args.protocol is None and is_swe_evo_dataset(args.dataset)):
+        return cmd_run_swe_evo(args)
     from evoci.datasets import dataset_name
     from evoci.report import console_for_output, print_report
     from evoci.runtime import RunContext
@@ -112,6 +117,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_run_swe_evo(args: argparse.Namespace) -> int:
+    """SWE-EVO: one agent (or a predictions file) per instance, graded; then the rates."""
+    from evoci.domain import AgentConfig
+    from evoci.flows.swe_evo import swe_evo
+    from evoci.report import console_for_output, print_report
+    from evoci.settings import Paths
+
+    console = console_for_output()
+    config = _config(args).model_copy(update={"protocol": "swe-evo"})
+    if args.predictions:
+        path = Path(args.predictions).absolute()
+        if not path.is_file():
+            raise SystemExit(f"evoci: predictions file {args.predictions} not found")
+        config = config.model_copy(update={"programmer": AgentConfig(kind="predictions", options={"path": str(path)})})
+    judge = None
+    if args.judge_model:
+        judge = AgentConfig(kind="llm", model=args.judge_model, options=_parse_options(args.judge_option, "--judge-option"))
+    agent = config.programmer.kind
+    console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
+    try:
+        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
+    except Exception as exc:  # already recorded; say it plainly
+        console.print(f"[red]run ended with failures:[/] {exc}")
+        return 1
+    if not summaries:
+        console.print("[red]no instance could be loaded[/] (see the errors above)")
+        return 1
+    db = Path(args.db).absolute() if args.db else (Paths(home=Path(args.home).absolute()) if args.home else Paths.default()).db
+    print_report(db, summaries[0].run_id, console=console)
+    return 0
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     from evoci.report import run_sql
 
@@ -143,7 +180,8 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command (default: replay)")
+    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command; "
+                   "SWE-EVO also: gold, empty (default: replay, the real history)")
     p.add_argument("--model", help="model for both roles (llm agent)")
     p.add_argument("--architect-model", help="model for the architect (default: --model)")
     p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
@@ -161,6 +199,13 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
     p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
     p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
+    p.add_argument("--protocol", choices=["swe-ci", "swe-evo"], help="default: swe-evo for SWE-bench-format records "
+                   "(and `swe-evo-demo`), else swe-ci")
+    p.add_argument("--repos", metavar="DIR", help="SWE-EVO: folder of local clones (<owner>__<name>) for records without repo_path")
+    p.add_argument("--predictions", metavar="FILE", help="SWE-EVO: grade an OpenHands output.jsonl or SWE-agent preds.json as-is")
+    p.add_argument("--judge-model", metavar="MODEL", help="SWE-EVO: label each unresolved instance with the paper's "
+                   "failure taxonomy, judged by this model")
+    p.add_argument("--judge-option", action="append", metavar="KEY=VALUE", help="judge model setting, e.g. provider=anthropic")
     p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs")
 
 
@@ -173,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_run, dataset="demo")
 
     run = sub.add_parser("run", help="evolve every task of a dataset")
-    run.add_argument("dataset", help="`demo`, a JSONL file of tasks, or a SWE-CI release folder (with --split)")
+    run.add_argument("dataset", help="`demo`, a JSONL file of tasks, a SWE-CI release folder (with --split), "
+                     "`swe-evo-demo`, or SWE-EVO records (file or folder)")
     run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _run_options(run)
     run.set_defaults(func=cmd_run)

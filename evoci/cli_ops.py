@@ -72,15 +72,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from evoci.cli import _config
-    from evoci.deployments.serve import BENCHMARK, EVOLVE, serve_deployments
+    from evoci.deployments.serve import BENCHMARK, EVOLVE, SWE_EVO, serve_deployments
 
     url = api_url(args.api)
     require_server(url)
     cron = None if args.no_schedule else args.cron
     ui = url.removesuffix("/api")
-    benchmark, evolve = (f"benchmark/{args.name}", f"evolve/{args.name}") if args.name else (BENCHMARK, EVOLVE)
-    print(f"evoci: serving {benchmark} ({'cron ' + cron if cron else 'no schedule'}, dataset {args.dataset}) "
-          f"and {evolve} on {ui} — Ctrl-C stops (and pauses the schedule)", file=sys.stderr)
+    benchmark, evolve, evo = ((f"benchmark/{args.name}", f"evolve/{args.name}", f"swe_evo/{args.name}") if args.name
+                              else (BENCHMARK, EVOLVE, SWE_EVO))
+    print(f"evoci: serving {benchmark} ({'cron ' + cron if cron else 'no schedule'}, dataset {args.dataset}), "
+          f"{evolve} and {evo} on {ui} — Ctrl-C stops (and pauses the schedule)", file=sys.stderr)
     with temporary_settings(updates={PREFECT_API_URL: url}):
         serve_deployments(dataset=args.dataset, config=_config(args), cron=cron, timezone=args.timezone,
                           home=args.home, db=args.db, name=args.name, limit=args.limit, poll_seconds=args.poll_seconds)

@@ -1,7 +1,7 @@
 """Print the README's red-team table from a results file the red-team suite wrote.
 
     EVOCI_REDTEAM_HOME=/tmp/redteam .venv/bin/python -m pytest tests/security
-    .venv/bin/python scripts/redteam_table.py /tmp/redteam/home/evoci.duckdb
+    .venv/bin/python scripts/redteam_table.py /tmp/redteam/home/evoci.duckdb [more files…]
 
 One row per attack: its class, and per sandbox the iteration's status, the target tests that
 passed (the base's honest count is 23), and how many paths were recorded as tampering and how
@@ -28,10 +28,10 @@ from iterations i where i.iteration = 1
 """
 
 
-def main(db: str) -> int:
-    con = duckdb.connect(db, read_only=True)
+def main(*dbs: str) -> int:
     cells: dict[str, dict[str, str]] = defaultdict(dict)
-    for run_id, status, passed, tampered, flags in con.execute(QUERY).fetchall():
+    rows = [row for db in dbs for row in duckdb.connect(db, read_only=True).execute(QUERY).fetchall()]
+    for run_id, status, passed, tampered, flags in rows:  # a later file's run replaces an earlier one's
         name, _, sandbox = run_id.rpartition("-")
         recorded = ", ".join(x for x in (f"{tampered} tampered" if tampered else "", f"{flags} flagged" if flags else "") if x)
         cells[name][sandbox] = f"{status}, {passed}/93" + (f"; {recorded}" if recorded else "")
@@ -44,4 +44,4 @@ def main(db: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:]))

@@ -68,7 +68,7 @@ create table if not exists iterations (
     iteration          integer not null,
     attempt            integer not null default 0,
     status             varchar not null,  -- test run: 'ok' | 'agent_error' | 'timeout'
-                                          -- | 'build_error' (NITR) | 'no_prediction' (SWE-EVO)
+                                          -- | 'build_error' (NITR) | 'no_prediction' | 'not_applied' (SWE-EVO)
     codebase_sha       varchar,           -- workspace commit that was tested
     architect_status   varchar,           -- AgentStatus of the architect (NULL at iteration 0)
     programmer_status  varchar,
@@ -221,4 +221,34 @@ create table if not exists curation_pairs (
     task_id        varchar,            -- the pair's task id in the written dataset
     recorded_at    timestamp not null,
     primary key (run_id, repo, base_sha, oracle_sha)
+);
+
+-- One row per graded SWE-bench-style prediction (SWE-EVO; shared with SWE-Bench-CL): what the
+-- grader did besides running the tests. `overridden` also lands in iterations.tampered_files.
+create table if not exists gradings (
+    run_id         varchar not null,
+    task_id        varchar not null,
+    iteration      integer not null,
+    attempt        integer not null default 0,
+    status         varchar not null,   -- 'ok' | 'no_prediction' | 'not_applied' | 'timeout' | 'agent_error'
+    apply_method   varchar,            -- 'git apply' | 'git apply -C1'; NULL when nothing applied
+    overridden     varchar[],          -- the agent's paths grading restored or removed (test files, start-up hooks)
+    collisions     json,               -- log-parser id → how many tests were truncated to it
+    exit_code      integer,
+    output_tail    varchar,
+    primary key (run_id, task_id, iteration, attempt)
+);
+
+-- One row per run × task × judge model: the SWE-EVO failure-taxonomy label an LLM judge gave
+-- an unresolved instance (arXiv 2512.18470, Appendix L). `label` is NULL when the judge gave
+-- no valid label (`status` says why); the judge's calls are in agent_calls with role 'judge'.
+create table if not exists failure_labels (
+    run_id       varchar not null,
+    task_id      varchar not null,
+    judge_model  varchar not null,
+    status       varchar not null,   -- 'ok' | 'invalid_output' | 'model_error'
+    label        varchar,            -- one of the seven primary labels, or NULL
+    reason       varchar,
+    created_at   timestamp not null,
+    primary key (run_id, task_id, judge_model)
 );

@@ -68,3 +68,30 @@ def quality_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     run, prepared = args["run"], args["prepared"]
     return _key("quality", QUALITY_VERSION, tool_versions(), run.run_id, prepared.task.task_id, prepared.workspace_id,
                 args["iteration"], args["sha"])
+
+
+def evo_prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run or record (its content hash), or a different sandbox config."""
+    run, instance = args["run"], args["instance"]
+    return _key("evo-prepare", run.run_id, instance.instance_id, instance.record_hash, run.config.sandbox.model_dump_json())
+
+
+def evo_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, record, environment, or agent config (a predictions file is keyed by content)."""
+    run, prepared = args["run"], args["prepared"]
+    return _key("evo-agent", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash,
+                prepared.environment.content_hash, run.config.programmer.model_dump_json())
+
+
+def evo_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, record, patch (its hash), environment, timeout or sandbox config."""
+    run, prepared, patch = args["run"], args["prepared"], args["patch"]
+    digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
+    return _key("evo-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, digest,
+                prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json())
+
+
+def evo_judge_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, instance, judge config, or evidence (its hash)."""
+    digest = hashlib.sha256(args["text"].encode()).hexdigest()
+    return _key("evo-judge", args["run"].run_id, args["instance_id"], args["judge"].model_dump_json(), digest)

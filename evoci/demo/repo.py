@@ -99,14 +99,16 @@ def history_fingerprint(history: tuple[HistoryStep, ...]) -> str:
     return digest.hexdigest()
 
 
-def build_demo_repo(dest: Path) -> DemoRepo:
+def build_demo_repo(dest: Path, history_dir: Path = HISTORY_DIR) -> DemoRepo:
     """Build the demo repository at ``dest``, or reuse it if ``dest`` already holds this history.
+
+    ``history_dir`` holds the ``NN_slug/`` folders (another protocol's demo ships its own).
 
     ``dest`` must be missing, empty, or a demo repository built earlier (an outdated one is
     replaced). Anything else raises InputError rather than being overwritten.
     """
     dest = Path(dest).absolute()
-    history = load_history()
+    history = load_history(history_dir)
     fingerprint = history_fingerprint(history)
     existing = _read_marker(dest)
     if existing is not None and existing.get("fingerprint") == fingerprint:

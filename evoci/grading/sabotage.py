@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 
 from evoci.workspace import Workspace
 
@@ -35,12 +36,18 @@ def flags(workspace: Workspace, base_sha: str, sha: str, tests_dir: str, pythonp
     """One line per suspicious addition of commit ``sha`` over ``base_sha``, outside ``tests_dir``."""
     if base_sha == sha:
         return []
+    diff = workspace.git.diff("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "-U0", base_sha, sha,
+                              "--", ".", f":(exclude){tests_dir}")
+    return flags_in_diff(diff, pythonpath)
+
+
+def flags_in_diff(diff: str, pythonpath: tuple[str, ...], include: Callable[[str], bool] = lambda path: True) -> list[str]:
+    """The flags of a unified diff's added lines, in files ``include`` accepts (a SWE-bench patch, a commit pair)."""
     found: list[str] = []
-    diff = workspace.git.diff("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "-U0", base_sha, sha, "--", ".", f":(exclude){tests_dir}")
     path = None
     for line in diff.splitlines():
         if line.startswith("+++ "):
-            path = line[6:] if line.startswith("+++ b/") else None
+            path = line[6:] if line.startswith("+++ b/") and include(line[6:]) else None
             name = _shadowed(path, pythonpath) if path else None
             if name:
                 found.append(f"{path}: shadows the module {name!r} of the runner or the standard library")

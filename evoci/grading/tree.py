@@ -12,7 +12,8 @@ The agent owns its codebase, not its grade. So the tree that is graded is the ag
 - nested ``.git`` entries are dropped.
 
 The runner's configuration is not taken from the tree at all: ``runner_config`` reads the
-reference's and the test node passes it explicitly (``evoci.grading.runner``).
+reference's and the test node passes it explicitly (``evoci.pytest_run``); a configuration file
+of the tree that says otherwise is reported as a difference.
 
 Every path where the graded tree differs from the agent's tree is returned, so the iteration
 records it (``iterations.tampered_files``).
@@ -56,6 +57,11 @@ def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest:
         if not path.exists():
             _copy(twin, path)
             changed.add(_rel(path, dest))
+    # The tree's own pytest configuration is never read (the reference's is passed with -c):
+    # a different one is a difference all the same.
+    mine, source = _configuration(dest)
+    if source and mine != runner_config(reference):
+        changed.add(source)
     return sorted(changed)
 
 
@@ -66,10 +72,15 @@ def runner_config(reference: Path) -> str:
     given, pytest never looks above the tree for a configuration (a ``pyproject.toml`` of the
     project evoci's home sits in would otherwise become the rootdir and rename every test id).
     """
+    return _configuration(reference)[0]
+
+
+def _configuration(root: Path) -> tuple[str, str | None]:
+    """(the pytest configuration under ``root`` as ini text, the file it came from or None)."""
     for name in ("pytest.ini", ".pytest.ini"):
-        if (reference / name).is_file():
-            return (reference / name).read_text(errors="replace")
-    pyproject = reference / "pyproject.toml"
+        if (root / name).is_file():
+            return (root / name).read_text(errors="replace"), name
+    pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
             table = tomllib.loads(pyproject.read_text(errors="replace")).get("tool", {}).get("pytest", {})
@@ -77,16 +88,16 @@ def runner_config(reference: Path) -> str:
             table = {}
         options = table.get("ini_options")
         if isinstance(options, dict):
-            return _ini(options)
+            return _ini(options), "pyproject.toml"
     for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read(reference / name)
+            parser.read(root / name)
         except configparser.Error:
             continue
         if parser.has_section(section):
-            return _ini(dict(parser.items(section)))
-    return "[pytest]\n"
+            return _ini(dict(parser.items(section))), name
+    return "[pytest]\n", None
 
 
 def _ini(options: dict) -> str:

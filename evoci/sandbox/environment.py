@@ -44,8 +44,13 @@ _BUILD_OUTPUT_LIMIT = 200_000
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
-def resolve_environment(files: Mapping[str, str]) -> EnvironmentSpec:
-    """The environment the oracle's dependency files describe (path → text, as in DEPENDENCY_FILES)."""
+def resolve_environment(files: Mapping[str, str], python: str | None = None) -> EnvironmentSpec:
+    """The environment the oracle's dependency files describe (path → text, as in DEPENDENCY_FILES).
+
+    ``python`` is the version the environment needs (None = evoci's own). For another version the
+    harness packages are not pinned to evoci's own versions, which may not support it: pip picks
+    the newest that does.
+    """
     project_names: set[str] = set()
     found: list[str] = []
     for path in _in_reading_order(files):
@@ -62,10 +67,12 @@ def resolve_environment(files: Mapping[str, str]) -> EnvironmentSpec:
     # A project's own name in its extras (`mypkg[test]`) is not on the index: the code is the workspace.
     requirements = [r for r in found if _normalized_name(r) not in project_names]
     named = {_normalized_name(r) for r in requirements}
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    pinned = python is None or ".".join(python.split(".")[:2]) == running
     for package in HARNESS_PACKAGES:
         if _normalized(package) not in named:  # the project's own constraint wins over our pin
-            requirements.append(f"{package}=={importlib.metadata.version(package)}")
-    return EnvironmentSpec(requirements=tuple(_unique(requirements)), dependency_files=dict(files))
+            requirements.append(f"{package}=={importlib.metadata.version(package)}" if pinned else package)
+    return EnvironmentSpec(python=python, requirements=tuple(_unique(requirements)), dependency_files=dict(files))
 
 
 @dataclass(frozen=True)
@@ -212,18 +219,35 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 def _interpreter(version: str | None) -> Path:
-    """The Python that creates the virtualenv: evoci's own, or ``python<version>`` on PATH."""
+    """The Python that creates the virtualenv: evoci's own, a pyenv one, or ``python<version>`` on PATH."""
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     wanted = ".".join((version or running).split(".")[:2])
     if wanted == running:
         return Path(sys.executable)
-    found = shutil.which(f"python{wanted}")
+    # pyenv's own folder first: its shims on PATH fail unless that version is selected globally.
+    found = _pyenv_interpreter(wanted) or shutil.which(f"python{wanted}")
     if found is None:
         raise EnvironmentBuildError(
-            f"this task needs Python {wanted}, but evoci runs on {running} and no 'python{wanted}' "
-            f"is on PATH: install Python {wanted} (or use the docker sandbox)"
+            f"this task needs Python {wanted}, but evoci runs on {running}, no 'python{wanted}' is on PATH and "
+            f"pyenv ({_pyenv_root()}) has no {wanted}.x: install Python {wanted} (`pyenv install {wanted}`) or use the docker sandbox"
         )
     return Path(found)
+
+
+def _pyenv_root() -> Path:
+    return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+
+
+def _pyenv_interpreter(wanted: str) -> str | None:
+    """The newest ``<pyenv root>/versions/<wanted>.N`` interpreter (CPython only), if pyenv has one."""
+    versions = _pyenv_root() / "versions"
+    candidates = []
+    for folder in versions.glob(f"{wanted}.*") if versions.is_dir() else ():
+        patch = folder.name[len(wanted) + 1:]
+        python = folder / "bin" / f"python{wanted}"
+        if patch.isdigit() and python.exists():
+            candidates.append((int(patch), python))
+    return str(max(candidates)[1]) if candidates else None
 
 
 def _build_env() -> dict[str, str]:

@@ -147,6 +147,27 @@ class Facts:
             for role, outcome in agents:
                 _agent(con, key, role, outcome)
 
+    def grading(self, run_id: str, task_id: str, iteration: int, *, status: str, apply_method: str | None,
+                overridden: list[str], collisions: dict[str, int], exit_code: int | None, output_tail: str,
+                attempt: int = 0) -> None:
+        """Record what a SWE-bench-style grading did besides running the tests (see ``gradings``)."""
+        with transaction(self.path) as con:
+            con.execute(
+                "insert into gradings values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+                [run_id, task_id, iteration, attempt, status, apply_method, overridden,
+                 json.dumps(collisions, sort_keys=True), exit_code, output_tail],
+            )
+
+    def failure_label(self, run_id: str, task_id: str, judge_model: str, *, status: str, label: str | None,
+                      reason: str, calls: list[Any]) -> None:
+        """Record a judge's failure-taxonomy label for one instance, and the judge's model calls."""
+        from evoci.agents.base import AgentOutcome
+
+        with transaction(self.path) as con:
+            con.execute("insert into failure_labels values (?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
+                        [run_id, task_id, judge_model, status, label, reason, _now()])
+            _calls(con, [run_id, task_id, 1, 0], "judge", AgentOutcome(calls=list(calls)))
+
     def repairs(self, run_id: str, task_id: str, records: list[Any], environment_hash: str) -> None:
         """Record one self-repair round: each (module, distribution) added to the environment."""
         with transaction(self.path) as con:

@@ -3,8 +3,12 @@
 -- Grain:   one row per run × instance (every `tasks` row with protocol 'swe-evo'; none is dropped).
 -- Inputs:  targets (role 'F2P' / 'P2P'); iterations and test_results at iteration 1 = the
 --          agent's prediction (iteration 0, the base, is not read). If a prediction has several
---          attempts, the last one is graded. A test passes only with outcome 'passed'; a target
---          without a result row (or with outcome 'missing') has not passed.
+--          attempts, the last one is graded. Official outcome mapping: a test passes with outcome
+--          'passed' or 'xfailed' (SWE-bench's PASSED / XFAIL); 'failed', 'error', 'xpassed' and a
+--          target without a result row (or with outcome 'missing') have not passed.
+--          'skipped' is neither (SWE-bench's SKIPPED): a skipped target leaves both the passed
+--          count and the denominator. Denominators are therefore n_f2p − f2p_skipped and
+--          n_p2p − p2p_skipped; where that is 0 the set is decided below, never 0/0.
 -- Formula (SWE-EVO, arXiv 2512.18470, §3.2 "Evaluation Metrics", Eq. 1):
 --          resolved       = every F2P and every P2P test passes
 --          fix_rate       = |F2P passing| / |F2P|  if every P2P test passes, else 0   (strict)
@@ -23,11 +27,16 @@
 --     was tested; scores 0, flagged 'patch_not_applied' (as SWE-bench grading does).
 --     patch_applied NULL (not recorded) is graded from the tests.
 --   * empty P2P: "every P2P passes" holds vacuously; p2p_pass_rate is NULL (undefined).
+--   * every F2P target skipped (the official harness divides 0/0 and calls it resolved): nothing
+--     of the release was shown to work, so resolved = false, fix_rate = 0, f2p_pass_rate NULL,
+--     flagged 'skipped_targets'. Every P2P target skipped: "every P2P passes" holds vacuously,
+--     p2p_pass_rate NULL. Any skipped target is flagged 'skipped_targets' (a skip can come
+--     from the agent's code: read them).
 -- Columns: f2p_passed / p2p_passed are the counts observed on the graded attempt (0 when
 --   there is none); the rates are fractions in [0, 1]. `graded` = the test outcomes decided
 --   the scores (valid, has a prediction, no infra error, patch not known to have failed).
 -- flags: any of 'empty_f2p', 'task_invalid', 'task_input_error', 'missing_prediction',
---   'infra_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing',
+--   'infra_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing', 'skipped_targets',
 --   'unfinished' (tasks.status still 'running').
 create or replace view swe_evo_instances as
 
@@ -60,8 +69,10 @@ outcomes as (
     select
         predictions.run_id,
         predictions.task_id,
-        count(*) filter (where targets.role = 'F2P' and test_results.outcome = 'passed') as f2p_passed,
-        count(*) filter (where targets.role = 'P2P' and test_results.outcome = 'passed') as p2p_passed,
+        count(*) filter (where targets.role = 'F2P' and test_results.outcome in ('passed', 'xfailed')) as f2p_passed,
+        count(*) filter (where targets.role = 'P2P' and test_results.outcome in ('passed', 'xfailed')) as p2p_passed,
+        count(*) filter (where targets.role = 'F2P' and test_results.outcome = 'skipped') as f2p_skipped,
+        count(*) filter (where targets.role = 'P2P' and test_results.outcome = 'skipped') as p2p_skipped,
         count(*) filter (
             where test_results.outcome is null or test_results.outcome = 'missing'
         ) as outcomes_missing
@@ -90,6 +101,9 @@ joined as (
         coalesce(outcomes.f2p_passed, 0) as f2p_passed,
         coalesce(outcomes.p2p_passed, 0) as p2p_passed,
         coalesce(outcomes.outcomes_missing, 0) as outcomes_missing,
+        coalesce(target_counts.n_f2p, 0) - coalesce(outcomes.f2p_skipped, 0) as f2p_counted,
+        coalesce(target_counts.n_p2p, 0) - coalesce(outcomes.p2p_skipped, 0) as p2p_counted,
+        coalesce(outcomes.f2p_skipped, 0) + coalesce(outcomes.p2p_skipped, 0) as skipped_targets,
         predictions.prediction_status,
         coalesce(predictions.prediction_status <> 'no_prediction', false) as has_prediction,
         case
@@ -131,22 +145,24 @@ final as (
         graded,
         case
             when invalid then null
-            when graded then f2p_passed = n_f2p and p2p_passed = n_p2p
+            when graded then f2p_counted > 0 and f2p_passed = f2p_counted and p2p_passed = p2p_counted
             else false
         end as resolved,
         case
             when invalid then null
-            when graded and p2p_passed = n_p2p then f2p_passed / n_f2p
+            when graded and f2p_counted > 0 and p2p_passed = p2p_counted then f2p_passed / f2p_counted
             else 0.0
         end as fix_rate,
         case
             when invalid then null
-            when graded then f2p_passed / n_f2p
+            when graded and f2p_counted = 0 then null
+            when graded then f2p_passed / f2p_counted
             else 0.0
         end as f2p_pass_rate,
         case
             when invalid or n_p2p = 0 then null
-            when graded then p2p_passed / n_p2p
+            when graded and p2p_counted = 0 then null
+            when graded then p2p_passed / p2p_counted
             else 0.0
         end as p2p_pass_rate,
         [
@@ -158,6 +174,7 @@ final as (
                 case when patch_applied = false then 'patch_not_applied' end,
                 case when prediction_status in ('agent_error', 'timeout') then prediction_status end,
                 case when has_prediction and outcomes_missing > 0 then 'outcomes_missing' end,
+                case when has_prediction and skipped_targets > 0 then 'skipped_targets' end,
                 case when task_status = 'running' then 'unfinished' end
             ]
             if flag is not null

@@ -27,5 +27,5 @@ def test_a_saved_block_opens_the_sandbox_it_describes(tmp_path):
 
 
 def test_an_unknown_kind_names_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown sandbox 'dockr' — choose one of: docker, local"):
+    with pytest.raises(ValueError, match="unknown sandbox 'dockr' — choose one of: docker, host, local"):
         SandboxBlock(kind="dockr").config()

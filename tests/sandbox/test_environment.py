@@ -163,3 +163,17 @@ def test_a_failing_pip_install_raises_with_pip_output(tmp_path):
     with pytest.raises(EnvironmentBuildError, match=r"(?s)could not install the requirements.*no-such-folder"):
         LocalEnvironments(tmp_path).ensure(spec)
     assert not (tmp_path / spec.content_hash).exists()  # no half-built leftovers
+
+
+def test_a_pyenv_interpreter_is_found_by_version_newest_patch_first(tmp_path, monkeypatch):
+    from evoci.sandbox.environment import _interpreter
+
+    for version in ("3.97.2", "3.97.10", "3.97.dev"):
+        python = tmp_path / "versions" / version / "bin" / "python3.97"
+        python.parent.mkdir(parents=True)
+        python.symlink_to(sys.executable)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert _interpreter("3.97") == tmp_path / "versions" / "3.97.10" / "bin" / "python3.97"
+    with pytest.raises(EnvironmentBuildError, match=r"needs Python 3\.96.*pyenv install 3\.96"):
+        _interpreter("3.96")

@@ -102,3 +102,33 @@ def test_one_valid_instance_has_no_fix_rate_interval(con):
     swe_evo_instance(con, "one", "only", f2p={"a": P, "b": F})
     row = con.execute("select fix_rate, fix_rate_low, fix_rate_high from swe_evo_runs").fetchone()
     assert row == (0.5, None, None)  # s needs n ≥ 2
+
+
+def test_xfail_passes_and_a_skipped_target_is_neither(con):
+    # Official mapping: XFAIL passes; SKIPPED leaves numerator and denominator. All-skipped F2P
+    # (0/0 officially, called resolved there) is unresolved with fix rate 0 and flagged.
+    add_run(con, "map", "swe-evo")
+    swe_evo_instance(con, "map", "xfail", f2p={"a": "xfailed", "b": P}, p2p={"c": "xfailed"})
+    swe_evo_instance(con, "map", "all_skipped", f2p={"a": "skipped", "b": "skipped"}, p2p={"c": P})
+    swe_evo_instance(con, "map", "one_skipped", f2p={"a": "skipped", "b": P, "d": F}, p2p={"c": "skipped", "e": P})
+    swe_evo_instance(con, "map", "skips_aside", f2p={"a": "skipped", "b": P}, p2p={"c": "skipped"})
+    swe_evo_instance(con, "map", "xpass", f2p={"a": "xpassed"})
+    rows = con.execute("select task_id, resolved, fix_rate, f2p_pass_rate, p2p_pass_rate, flags "
+                       "from swe_evo_instances order by task_id").fetchall()
+    assert rows == [
+        ("all_skipped", False, 0.0, None, 1.0, ["skipped_targets"]),
+        ("one_skipped", False, 0.5, 0.5, 1.0, ["skipped_targets"]),
+        ("skips_aside", True, 1.0, 1.0, None, ["skipped_targets"]),
+        ("xfail", True, 1.0, 1.0, 1.0, []),
+        ("xpass", False, 0.0, 0.0, None, []),
+    ]
+
+
+def test_failure_modes_share_the_judged_instances(con):
+    add_run(con, "judged", "swe-evo")
+    for task_id, label, status in [("a", "Tool-Use", "ok"), ("b", "Tool-Use", "ok"), ("c", "Other", "ok"),
+                                   ("d", None, "invalid_output")]:
+        con.execute("insert into failure_labels values ('judged', ?, 'm', ?, ?, '', timestamp '2026-01-01')",
+                    [task_id, status, label])
+    rows = con.execute("select label, instances, share from swe_evo_failure_modes order by label nulls last").fetchall()
+    assert rows == [("Other", 1, 0.25), ("Tool-Use", 2, 0.5), (None, 1, 0.25)]

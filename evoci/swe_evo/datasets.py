@@ -1,0 +1,42 @@
+"""Which SWE-EVO dataset a run reads, and the name its run id is derived from.
+
+``swe-evo-demo`` is the built-in demo (built under evoci's home); anything else is a
+records file or folder (``loader``). The name includes a hash of the records' content and,
+in prediction mode, the predictions file's, so a changed record or prediction is a new run
+and never merges into old results.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evoci.domain import RunConfig, stable_hash
+from evoci.settings import Paths
+from evoci.swe_evo.loader import EvoDataset, load_swe_evo
+
+DEMO = "swe-evo-demo"
+
+
+def is_swe_evo_dataset(source: str) -> bool:
+    """``swe-evo-demo``, or a file/folder whose first record has SWE-bench fields."""
+    if source == DEMO:
+        return True
+    path = Path(source)
+    sample = next(iter(sorted(path.glob("*.json"))), None) if path.is_dir() else path
+    if sample is None or not sample.is_file():
+        return False
+    with sample.open(errors="replace") as f:
+        head = f.read(65536)
+    return '"FAIL_TO_PASS"' in head and '"instance_id"' in head
+
+
+def load_evo_dataset(source: str, config: RunConfig, *, repos: str | None = None,
+                     home: str | None = None) -> tuple[EvoDataset, str]:
+    """The dataset and its run name ``<stem>-<content hash>``."""
+    paths = Paths(home=Path(home).absolute()) if home else Paths.default()
+    if source == DEMO:
+        from evoci.swe_evo.demo import build_swe_evo_demo
+
+        source = str(build_swe_evo_demo(paths.home / "swe-evo-demo"))
+    data = load_swe_evo(source, repos_dir=repos)
+    return data, f"{data.name}-{stable_hash([data.content_hash, config.programmer.options.get('sha256')], 8)}"

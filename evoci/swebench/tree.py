@@ -1,0 +1,176 @@
+"""The grading tree: the clean base, the agent's patch, and the record's tests — nothing else of the agent's.
+
+Built on the host by the harness (applying a patch runs no code). The agent controls its
+source files, never its grade, so ``make_grading_tree``:
+
+1. unpacks the clean base into a fresh folder (no history);
+2. applies the agent's patch (``git apply``, then once more with reduced context);
+3. puts back every test file the patch touched — files the ``test_patch`` touches, Python
+   test code (``test_*.py``, ``*_test.py``, ``conftest.py``, ``.py`` under a test folder)
+   and pytest's own configuration files — as they are in the base (a file the agent
+   added there is removed); non-Python test data the patch changed stays (a release may
+   change it, and the record's gold patch then does);
+4. applies the ``test_patch``;
+5. removes every start-up hook the clean base + ``test_patch`` tree does not have:
+   ``conftest.py``, ``sitecustomize.py``, ``usercustomize.py``, ``*.pth`` files and
+   ``*.dist-info`` / ``*.egg-info`` folders.
+
+Every path of the agent's work that grading overrode or removed is returned, so it is recorded.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import git
+
+from evoci.errors import InputError
+
+HOOK_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+HOOK_SUFFIXES = (".pth",)
+HOOK_DIR_SUFFIXES = (".dist-info", ".egg-info")
+RUNNER_CONFIG = frozenset({"pytest.ini", ".pytest.ini", "tox.ini"})
+TEST_DIRS = frozenset({"test", "tests", "testing"})
+_DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+
+
+@dataclass
+class GradingTree:
+    """A grading tree ready to test, and what of the agent's work it overrode."""
+
+    path: Path
+    patch_applied: bool | None  # None: no patch was given (no prediction)
+    apply_method: str | None = None
+    apply_error: str = ""
+    overridden: list[str] = field(default_factory=list)
+
+
+def patch_paths(patch: str) -> set[str]:
+    """Every path a git-format patch touches (both sides of a rename)."""
+    return {p for pair in _DIFF_PATH.findall(patch or "") for p in pair}
+
+
+def is_test_code(path: str) -> bool:
+    """Python test code or pytest configuration: what an agent may never change for grading."""
+    p = PurePosixPath(path)
+    if p.name in RUNNER_CONFIG or p.name == "conftest.py":
+        return True
+    if p.suffix != ".py":
+        return False
+    return p.name.startswith("test_") or p.stem.endswith("_test") or any(part in TEST_DIRS for part in p.parts[:-1])
+
+
+def is_empty_patch(patch: str | None) -> bool:
+    return patch is None or not patch.strip()
+
+
+def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | None, test_patch: str) -> GradingTree:
+    """Build the grading tree at ``path`` (replacing what is there); see the module docstring.
+
+    The tree is a plain folder, not a repository: git only unpacks the base and applies patches
+    (few processes: grading time stays close to the test command's own).
+    """
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    buf = io.BytesIO()
+    source.archive(buf, base_sha, format="tar")
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tar:
+        tar.extractall(path, filter="tar")
+    if is_empty_patch(patch):
+        return GradingTree(path, patch_applied=None)
+    method, error = _apply(path, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
+    tree = GradingTree(path, patch_applied=method is not None, apply_method=method, apply_error=error)
+    if method is not None:
+        tree.overridden = restore_tests_and_remove_hooks(path, source, base_sha, patch_paths(patch), test_patch)
+    return tree
+
+
+def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, changed: set[str],
+                                   test_patch: str) -> list[str]:
+    """Steps 3–5 of the module docstring on ``root``: the base with the agent's ``changed`` paths.
+
+    The one place the grading-tree hygiene lives, so a shared implementation can replace it.
+    Returns the agent's paths that grading overrode or removed, sorted.
+    """
+    base = source.commit(base_sha).tree
+    test_paths = patch_paths(test_patch)
+    overridden = set()
+    for changed_path in sorted(changed):
+        if changed_path in test_paths or is_test_code(changed_path):
+            _restore(base, root, changed_path)
+            overridden.add(changed_path)
+    reference = set(source.git.ls_tree("-r", "--name-only", base_sha).splitlines()) | test_paths
+    if test_patch.strip():
+        method, error = _apply(root, test_patch, ("git apply", []))
+        if method is None:
+            raise InputError(f"the record's test_patch does not apply to its base commit ({error.strip()[:300]}) "
+                             "— fix the record's base_commit or test_patch")
+    overridden |= _remove_hooks(root, reference)
+    return sorted(overridden)
+
+
+def _restore(base: git.Tree, root: Path, path: str) -> None:
+    """``path`` as in the base, or gone if the base does not have it."""
+    target = root / path
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists() or target.is_symlink():
+        target.unlink()
+    try:
+        blob = base[path]
+    except KeyError:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if blob.mode == 0o120000:  # a symlink in the base stays one
+        target.symlink_to(blob.data_stream.read().decode())
+        return
+    target.write_bytes(blob.data_stream.read())
+    target.chmod(0o755 if blob.mode & 0o111 else 0o644)
+
+
+def _remove_hooks(root: Path, reference: set[str]) -> set[str]:
+    """Delete start-up hooks and installed-package metadata that the reference tree lacks."""
+    removed = set()
+    for item in sorted(root.rglob("*")):
+        rel = item.relative_to(root).as_posix()
+        if rel.startswith(".evoci/") or not item.exists():
+            continue
+        if item.is_dir() and item.name.endswith(HOOK_DIR_SUFFIXES):
+            if not any(p.startswith(rel + "/") for p in reference):
+                shutil.rmtree(item)
+                removed.add(rel + "/")
+        elif (item.name in HOOK_FILES or item.name.endswith(HOOK_SUFFIXES)) and rel not in reference:
+            item.unlink()
+            removed.add(rel)
+    return removed
+
+
+def _apply(root: Path, patch: str, *attempts: tuple[str, list[str]]) -> tuple[str | None, str]:
+    """Apply ``patch`` in ``root`` with the first attempt that works: (its name, "") or (None, the last error).
+
+    ``root`` is no repository; git must not find one above it either (its paths would be read
+    relative to that repository), hence the ceiling.
+    """
+    with tempfile.NamedTemporaryFile("w", suffix=".patch", delete=False) as f:
+        f.write(patch if patch.endswith("\n") else patch + "\n")
+    runner = git.Git(root)
+    env = {"GIT_CEILING_DIRECTORIES": str(root.parent), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    error = ""
+    try:
+        for name, options in attempts:
+            try:
+                runner.apply("--whitespace=nowarn", *options, f.name, env=env)
+                return name, ""
+            except git.GitCommandError as exc:
+                error = str(exc.stderr or exc)
+        return None, error
+    finally:
+        Path(f.name).unlink(missing_ok=True)

@@ -1,0 +1,110 @@
+"""The ``swe_evo`` flow: every instance of a SWE-EVO dataset, agent → test, a few at a time.
+
+Per instance (SWE-EVO, arXiv 2512.18470, §3): **prepare** (repository, base, environment
+at the end version) → **agent** (a patch against the base: a baseline, an agent in a
+workspace, or a prediction read from a file) → **test** (``evoci.swebench.grade``) →
+one iteration-1 fact with the targets' outcomes. Iteration 0 (the base) is not graded:
+the records' F2P/P2P sets already say what fails and passes there. An optional **judge**
+labels the unresolved instances with the paper's failure taxonomy.
+
+Every instance stays in the run: an instance without a prediction gets an iteration-1 row
+with status ``no_prediction`` (scored 0 by ``swe_evo_instances``); one whose retries
+ran out is ``infra_error``; a bad record is ``input_error``. Nodes persist their results
+under keys of small identities (``tasks/caching.py``), so re-running the same command,
+or retrying the flow run, resumes: completed nodes are read back, facts are not written twice.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from prefect import flow
+from prefect.logging import get_run_logger
+from pydantic import BaseModel
+
+from evoci.domain import AgentConfig, RunConfig
+from evoci.errors import InfrastructureError, InputError
+from evoci.runtime import RunContext
+from evoci.swe_evo.agents import resolve_agent
+from evoci.swe_evo.datasets import load_evo_dataset
+from evoci.swe_evo.failures import judge_unresolved
+from evoci.swe_evo.loader import EvoInstance
+from evoci.swe_evo.record import EvoRecorder, now
+from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task, node_options
+
+
+class InstanceSummary(BaseModel):
+    """How one instance ended (the scores live in ``swe_evo_instances``)."""
+
+    run_id: str
+    instance_id: str
+    status: str  # done | invalid | input_error | infra_error
+    grade: str | None = None  # the grading's status
+    reason: str | None = None
+
+
+@flow(name="swe_evo", flow_run_name="swe-evo-{dataset}")
+def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protocol="swe-evo"),
+            repos: str | None = None, home: str | None = None, db: str | None = None,
+            judge: AgentConfig | None = None) -> list[InstanceSummary]:
+    """Predict and grade every instance of ``dataset`` (``swe-evo-demo``, a records file or folder).
+
+    ``repos`` is the folder of local clones for records without ``repo_path``. The agent is
+    ``config.programmer`` (gold, empty, replay, llm, command, or predictions with option ``path``).
+    ``judge`` (an ``llm`` AgentConfig) labels every unresolved instance with the paper's failure
+    taxonomy (``failure_labels``, ``swe_evo_failure_modes``).
+    """
+    log = get_run_logger()
+    config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})
+    data, name = load_evo_dataset(dataset, config, repos=repos, home=home)
+    run = RunContext.create(config, name, home=home, db=db)
+    recorder = EvoRecorder(run)
+    recorder.run_started(name, data.errors)
+    for error in data.errors:
+        log.error("skipped: %s", error)
+    log.info("run %s: %d SWE-EVO instance(s) of %s, agent %s, %d at once", run.run_id, len(data.instances), name,
+             config.programmer.kind, config.concurrency)
+    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="swe-evo") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, evaluate_instance, instance, run, recorder)
+                   for instance in data.instances]
+    summaries, failed = [], []
+    for instance, future in zip(data.instances, futures):
+        try:
+            summaries.append(future.result())
+        except Exception as exc:  # recorded as infra_error; the others went on
+            failed.append(f"{instance.instance_id}: {exc}")
+    if judge is not None:
+        judge_unresolved(run, data.instances, judge)
+    recorder.run_finished()
+    if failed:
+        raise RuntimeError(f"{len(failed)} instance(s) failed for infrastructure reasons (retry this flow run): "
+                           + "; ".join(failed))
+    return summaries
+
+
+def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecorder) -> InstanceSummary:
+    """prepare → agent → test for one instance."""
+    summary = InstanceSummary(run_id=run.run_id, instance_id=instance.instance_id, status="done")
+    recorder.instance_started(instance)
+    if not instance.f2p:
+        reason = "empty FAIL_TO_PASS: nothing can show the release was implemented (flagged invalid, not scored)"
+        recorder.ended(instance, "invalid", reason)
+        return summary.model_copy(update={"status": "invalid", "reason": reason})
+    options = node_options(run)
+    try:
+        prepared = evo_prepare_task.with_options(**options)(instance, run)
+        recorder.prepared(instance, prepared.base_sha, prepared.environment.content_hash)
+        started, t0 = now(), time.monotonic()
+        prediction = evo_agent_task.with_options(**options)(prepared, run)
+        grade = evo_grade_task.with_options(**options)(prepared, run, prediction.patch)
+        recorder.graded(instance, prediction, grade, started, time.monotonic() - t0)
+    except InputError as exc:
+        get_run_logger().error("instance %s: %s", instance.instance_id, exc)
+        recorder.ended(instance, "input_error", str(exc), exc)
+        return summary.model_copy(update={"status": "input_error", "reason": str(exc)})
+    except InfrastructureError as exc:  # retries exhausted: never scored; the flow run fails so it can be retried
+        recorder.ended(instance, "infra_error", str(exc), exc)
+        raise
+    return summary.model_copy(update={"grade": grade.status})

@@ -1,0 +1,149 @@
+"""The SWE-EVO nodes: prepare an instance, let the agent produce a patch, grade it; optionally judge a failure.
+
+Agents never see ``EvoInstance.answers``: the agent node hands a workspace agent only the
+base checkout and ``instance.task()`` (release notes and PR context); the baselines that
+read the answers run here, harness-side, without a workspace.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import git
+from prefect import task
+from prefect.context import TaskRunContext
+from pydantic import BaseModel
+
+from evoci.agents.base import AgentOutcome
+from evoci.domain import DEPENDENCY_FILES, AgentConfig, EnvironmentSpec
+from evoci.logs import run_logger
+from evoci.runtime import RunContext, inject_fault
+from evoci.sandbox import open_sandbox
+from evoci.sandbox.environment import resolve_environment
+from evoci.swe_evo.agents import BASELINES, Prediction, baseline_patch, workspace_patch
+from evoci.swe_evo.judge import Judgement
+from evoci.swe_evo.judge import judge as judge_failure
+from evoci.swe_evo.loader import EvoInstance
+from evoci.swe_evo.predictions import load_predictions
+from evoci.swe_evo.repos import open_repository
+from evoci.swebench.grade import Grade, GradeRequest, grade
+from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key
+from evoci.tasks.retry import NODE_OPTIONS
+from evoci.workspace import Workspace, resolve
+
+
+class EvoPrepared(BaseModel):
+    """An instance made ready: its repository on disk, its base resolved, its environment known."""
+
+    instance: EvoInstance
+    repo: str
+    base_sha: str
+    environment: EnvironmentSpec
+
+
+@task(name="prepare", task_run_name="prepare", cache_key_fn=evo_prepare_key, **NODE_OPTIONS)
+def evo_prepare_task(instance: EvoInstance, run: RunContext) -> EvoPrepared:
+    """Open the repository (TaskSpecError if the base is missing), resolve the environment at the end version."""
+    repo_path = open_repository(instance.repo_path, run.paths.home / "repos")
+    source = git.Repo(repo_path)
+    base_sha = resolve(source, instance.base_commit, "base")
+    end_sha = resolve(source, instance.end_ref, "end version")
+    tree = source.commit(end_sha).tree
+    files = {name: tree[name].data_stream.read().decode(errors="replace") for name in DEPENDENCY_FILES if _has(tree, name)}
+    spec = resolve_environment(files, python=instance.python)
+    environment = spec.model_copy(update={"requirements": (*spec.requirements, *instance.requirements)})
+    run_logger().info("instance %s: base %s, test environment %s (%d requirement(s)%s)", instance.instance_id,
+                      base_sha[:10], environment.content_hash, len(environment.requirements),
+                      f", Python {instance.python}" if instance.python else "")
+    return EvoPrepared(instance=instance, repo=str(repo_path), base_sha=base_sha, environment=environment)
+
+
+@task(name="agent", task_run_name="agent", cache_key_fn=evo_agent_key, **NODE_OPTIONS)
+def evo_agent_task(prepared: EvoPrepared, run: RunContext) -> Prediction:
+    """The prediction of ``run.config.programmer``: a baseline, a workspace agent, or a predictions file."""
+    inject_fault(run.home, "agent", 1)
+    config, instance = run.config.programmer, prepared.instance
+    if config.kind == "predictions":
+        patches = load_predictions(config.options["path"])
+        patch = patches.get(instance.instance_id)
+        prediction = Prediction(patch)
+        prediction.outcome.message = "no prediction in the file" if patch is None else "read from the predictions file"
+    elif config.kind in BASELINES:
+        prediction = baseline_patch(config.kind, instance, git.Repo(prepared.repo))
+    else:
+        path = run.paths.workspace(run.run_id, instance.instance_id)
+        shutil.rmtree(path, ignore_errors=True)  # every attempt starts from the clean base
+        workspace, start = Workspace.create(path, git.Repo(prepared.repo), prepared.base_sha, prepared.base_sha, "tests")
+        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
+        try:
+            prediction = workspace_patch(config, instance, workspace, start, sandbox)
+        except Exception as exc:  # infrastructure: keep the calls already paid for, then let Prefect retry
+            partial = getattr(exc, "outcome", None)
+            if isinstance(partial, AgentOutcome) and partial.calls:
+                partial.node_try = _node_try()
+                run.facts.interrupted_calls(run.run_id, instance.instance_id, 1, "programmer", partial)
+            raise
+        finally:
+            sandbox.cleanup()
+        prediction.outcome.node_try = _node_try()
+    lines = len(prediction.patch.splitlines()) if prediction.patch else 0
+    run_logger().info("instance %s: the %s agent %s", instance.instance_id, config.kind,
+                      f"made a {lines}-line patch" if lines else "made no change (no prediction)")
+    return prediction
+
+
+@task(name="test", task_run_name="test", cache_key_fn=evo_grade_key, **NODE_OPTIONS)
+def evo_grade_task(prepared: EvoPrepared, run: RunContext, patch: str | None) -> Grade:
+    """Grade ``patch`` on the clean base with the record's tests (``evoci.swebench.grade``)."""
+    inject_fault(run.home, "test", 1)
+    instance = prepared.instance
+    request = GradeRequest(
+        base_sha=prepared.base_sha, patch=patch, test_patch=instance.answers.test_patch, test_cmds=instance.test_cmds,
+        log_parser=instance.log_parser, targets=[*instance.f2p, *instance.p2p], pytest_plugins=list(instance.pytest_plugins),
+        autoload_plugins=instance.pytest_autoload,
+        timeout_s=run.config.test_timeout_s,
+    )
+    tree = run.paths.task_dir(run.run_id, instance.instance_id) / "grading"
+    result = grade(request, git.Repo(prepared.repo), tree,
+                   lambda root: open_sandbox(run.config.sandbox, root, prepared.environment, run.paths))
+    passed = sum(1 for o in result.outcomes.values() if o == "passed")
+    run_logger().info("instance %s: graded %s — %d of %d target tests passed in %.1f s%s", instance.instance_id,
+                      result.status, passed, len(result.outcomes), result.duration_s,
+                      f"; grading overrode {len(result.overridden)} file(s) of the patch" if result.overridden else "")
+    return result
+
+
+def node_options(run: RunContext) -> dict:
+    """Persist node results under this run's home (so retries find them), with the run's retry policy."""
+    storage = run.paths.results
+    storage.mkdir(parents=True, exist_ok=True)
+    return dict(result_storage=storage, retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)
+
+
+def _node_try() -> int:
+    """Which try of the current node this is (1 outside a Prefect task run)."""
+    context = TaskRunContext.get()
+    return context.task_run.run_count if context else 1
+
+
+def _has(tree, name: str) -> bool:
+    try:
+        tree[name]
+        return True
+    except KeyError:
+        return False
+
+
+# pytest must not collect this module's task as a test.
+evo_grade_task.__test__ = False
+
+
+@task(name="judge", task_run_name="judge", cache_key_fn=evo_judge_key, **NODE_OPTIONS)
+def evo_judge_task(run: RunContext, instance_id: str, judge: AgentConfig, text: str) -> Judgement:
+    """Label one unresolved instance with the SWE-EVO failure taxonomy (``evoci.swe_evo.judge``)."""
+    from evoci.agents.llm.client import make_chat_model
+    from evoci.agents.llm.config import ModelConfig
+
+    result = judge_failure(make_chat_model(ModelConfig.from_agent_config(judge)), text)
+    run_logger().info("instance %s: the judge says %s", instance_id, result.label or f"nothing valid ({result.status})")
+    return result
