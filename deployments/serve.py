@@ -1,4 +1,4 @@
-"""Deployments of the ``benchmark`` and ``evolve`` flows, served by one process.
+"""Deployments of the ``benchmark``, ``evolve``, ``swe_evo`` and ``nitr`` flows, served by one process.
 
 Route chosen: ``flow.to_deployment(...)`` + ``prefect.serve(...)`` (what ``evoci serve``
 runs). One process registers the deployments with the Prefect server, polls it for
@@ -14,6 +14,9 @@ installed package from any working directory.
 - ``evolve/on-demand``: one task, no schedule; give the task when triggering it.
 - ``swe_evo/on-demand``: a SWE-EVO dataset (default the built-in ``swe-evo-demo`` with the
   gold baseline), no schedule; give ``dataset``, ``repos`` and the agent in ``config.programmer``.
+- ``nitr/on-demand``: NITR probes (``source``: ``builtin`` or ``nitr:<checkout>``; ``select``),
+  no schedule. Serving a NITR source (``evoci serve nitr`` or ``nitr:<path>``) schedules this
+  one instead (``nitr/nightly``), and the benchmark deployment keeps the demo, unscheduled.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ NIGHTLY = "0 2 * * *"
 BENCHMARK = "benchmark/nightly"
 EVOLVE = "evolve/on-demand"
 SWE_EVO = "swe_evo/on-demand"
+NITR = "nitr/on-demand"
 
 
 def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None, home: str | None = None,
@@ -47,9 +51,9 @@ def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None
 def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None, cron: str | None = NIGHTLY,
                       timezone: str | None = None, home: str | None = None, db: str | None = None,
                       name: str | None = None) -> list:
-    """The RunnerDeployments (benchmark, evolve, swe_evo); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
+    """The RunnerDeployments (benchmark, evolve, swe_evo, nitr); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
 
-    ``name`` names both (``benchmark/NAME``, ``evolve/NAME``) instead of ``nightly`` and ``on-demand``,
+    ``name`` names all four (``benchmark/NAME``, ``evolve/NAME``, ``swe_evo/NAME``, ``nitr/NAME``) instead of ``nightly`` and ``on-demand``,
     so several ``evoci serve`` processes (other datasets, homes or schedules) can share one server.
     """
     from prefect.client.schemas.schedules import CronSchedule
@@ -59,7 +63,26 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
     from evoci.flows.evolve import evolve
     from evoci.flows.swe_evo import swe_evo
 
+    from evoci.flows.nitr import nitr
+    from evoci.nitr.suites import is_nitr_source
+
+    nitr_source = dataset if is_nitr_source(dataset) else "builtin"
+    if nitr_source != "builtin" and nitr_source != "nitr":
+        nitr_source = f"nitr:{Path(nitr_source.split(':', 1)[1]).absolute()}"
+    nitr_cron = cron if is_nitr_source(dataset) else None
+    if nitr_cron:
+        dataset, cron = "demo", None
     parameters = default_parameters(dataset=dataset, config=config, home=home, db=db)
+    nitr_config = (config or RunConfig()).model_copy(update={"protocol": "nitr"})
+    probes = nitr.to_deployment(
+        name=name or ("nightly" if nitr_cron else NITR.split("/")[1]), tags=["evoci", "nitr"],
+        schedules=[CronSchedule(cron=nitr_cron, timezone=timezone)] if nitr_cron else None,
+        parameters={"source": nitr_source, "config": nitr_config.model_dump(mode="json"), "select": None,
+                    "home": parameters["home"], "db": parameters["db"]},
+        description=f"NITR probes of {nitr_source} (select by id, language, dimension, granularity); "
+                    f"scheduled {nitr_cron or 'never (trigger by hand)'}.",
+        entrypoint_type=EntrypointType.MODULE_PATH,
+    )
     schedules = [CronSchedule(cron=cron, timezone=timezone)] if cron else None
     nightly = benchmark.to_deployment(
         name=name or BENCHMARK.split("/")[1], schedules=schedules, parameters=parameters, tags=["evoci"],
@@ -80,7 +103,7 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
         description="Grade a SWE-EVO dataset (records file or folder, `repos` = local clones); agent = config.programmer.",
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
-    return [nightly, on_demand, evo]
+    return [nightly, on_demand, evo, probes]
 
 
 def serve_deployments(*, limit: int | None = None, poll_seconds: float | None = None, **options: Any) -> None:

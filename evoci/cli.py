@@ -1,8 +1,9 @@
 """The ``evoci`` command line.
 
     evoci demo                      evolve the built-in demo task, print its scores
-    evoci run DATASET [options]     evolve every task of a dataset (JSONL, or `demo`), or grade a
-                                    SWE-EVO dataset (`swe-evo-demo`, SWE-bench-format records)
+    evoci run DATASET [options]     evolve every task of a dataset (JSONL, or `demo`), grade a
+                                    SWE-EVO dataset (`swe-evo-demo`, SWE-bench-format records), or
+                                    run NITR probes (`nitr`, `nitr:<path>`)
     evoci sql "QUERY"               query the results database (read-only)
     evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
@@ -63,7 +64,19 @@ def _config(args: argparse.Namespace):
         sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
         code_quality=not getattr(args, "no_code_quality", False),
+        attempts=args.attempts, grade_every_step=args.grade_every_step,
     )
+
+
+def _selection(items: list[str] | None) -> dict[str, list[str]]:
+    """``--select KEY=VALUE`` items as key → accepted values (a key given twice accepts either value)."""
+    select: dict[str, list[str]] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"evoci: --select takes KEY=VALUE (id, language, dimension, granularity), got {item!r}")
+        select.setdefault(key, []).extend(v for v in value.split(",") if v)
+    return select
 
 
 def _from_model_block(name: str):
@@ -87,6 +100,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from evoci.ui import LiveProgress
     from evoci.flows.benchmark import benchmark
 
+    from evoci.nitr.suites import is_nitr_source
+
     console = console_for_output()
     if getattr(args, "split", None):  # a SWE-CI release folder: its split file is the dataset
         from evoci.errors import DatasetError
@@ -98,9 +113,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"[red]{exc}[/]")
             return 2
     config = _config(args)
-    run = RunContext.create(config, dataset_name(args.dataset), home=args.home, db=args.db)
+    nitr = is_nitr_source(args.dataset)
+    name = dataset_name(args.dataset)
+    if nitr:
+        from evoci.nitr.loader import load_suite
+        from evoci.nitr.suites import run_dataset_name, suite_root
+
+        config = config.model_copy(update={"protocol": "nitr"})
+        name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
+    run = RunContext.create(config, name, home=args.home, db=args.db)
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
-                  f"agent {config.architect.kind}, sandbox {config.sandbox.kind}, ≤ {config.max_iterations} iterations")
+                  f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
+                  + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
     console.print(f"results: {run.db}", style="dim")
     if config.sandbox.kind == "docker":
         from evoci.sandbox.docker import install_signal_cleanup
@@ -109,7 +133,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed = False
     with LiveProgress(console):
         try:
-            benchmark(args.dataset, config, home=run.home, db=run.db)
+            if nitr:
+                from evoci.flows.nitr import nitr as nitr_flow
+
+                nitr_flow(args.dataset, config, select=_selection(args.select), home=run.home, db=run.db)
+            else:
+                benchmark(args.dataset, config, home=run.home, db=run.db)
         except Exception as exc:  # already recorded; say it plainly, then show what was scored
             console.print(f"[red]run ended with failures:[/] {exc}")
             failed = True
@@ -181,7 +210,7 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
 
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command; "
-                   "SWE-EVO also: gold, empty (default: replay, the real history)")
+                   "SWE-EVO also: gold, empty; NITR also: reference, api (default: replay, the real history)")
     p.add_argument("--model", help="model for both roles (llm agent)")
     p.add_argument("--architect-model", help="model for the architect (default: --model)")
     p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
@@ -196,6 +225,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
     p.add_argument("--no-code-quality", action="store_true", help="skip the radon and pylint measurements of each codebase")
+    p.add_argument("--select", action="append", metavar="KEY=VALUE",
+                   help="NITR: keep probes by id, language, dimension or granularity, e.g. dimension=D2 (repeatable)")
+    p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe (default: 1)")
+    p.add_argument("--grade-every-step", action="store_true", help="NITR: also grade intermediate steps (diagnostic)")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
     p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
     p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
@@ -219,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="evolve every task of a dataset")
     run.add_argument("dataset", help="`demo`, a JSONL file of tasks, a SWE-CI release folder (with --split), "
-                     "`swe-evo-demo`, or SWE-EVO records (file or folder)")
+                     "`swe-evo-demo`, SWE-EVO records (file or folder), `nitr` (built-in NITR probes) or `nitr:<checkout>`")
     run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _run_options(run)
     run.set_defaults(func=cmd_run)

@@ -81,7 +81,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     benchmark, evolve, evo = ((f"benchmark/{args.name}", f"evolve/{args.name}", f"swe_evo/{args.name}") if args.name
                               else (BENCHMARK, EVOLVE, SWE_EVO))
     print(f"evoci: serving {benchmark} ({'cron ' + cron if cron else 'no schedule'}, dataset {args.dataset}), "
-          f"{evolve} and {evo} on {ui} — Ctrl-C stops (and pauses the schedule)", file=sys.stderr)
+          f"{evolve}, {evo} and nitr/{args.name or 'on-demand'} on {ui} — Ctrl-C stops (and pauses the schedule)",
+          file=sys.stderr)
     with temporary_settings(updates={PREFECT_API_URL: url}):
         serve_deployments(dataset=args.dataset, config=_config(args), cron=cron, timezone=args.timezone,
                           home=args.home, db=args.db, name=args.name, limit=args.limit, poll_seconds=args.poll_seconds)
@@ -112,7 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     server.set_defaults(func=cmd_server)
 
     serve = sub.add_parser("serve", help="serve the benchmark (on a cron schedule) and evolve deployments to a Prefect server")
-    serve.add_argument("dataset", nargs="?", default="demo", help="the benchmark deployment's dataset: `demo` or a JSONL file (default: demo)")
+    serve.add_argument("dataset", nargs="?", default="demo", help="the scheduled deployment's dataset: `demo`, a JSONL file, or a NITR source (`nitr`, `nitr:<path>`) (default: demo)")
     serve.add_argument("--cron", default=NIGHTLY, help=f"when the benchmark runs (default: {NIGHTLY!r}, 02:00 every day)")
     serve.add_argument("--timezone", help="the cron's time zone, e.g. Europe/Berlin (default: UTC)")
     serve.add_argument("--no-schedule", action="store_true", help="no schedule: runs start only when triggered")

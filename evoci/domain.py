@@ -142,6 +142,9 @@ class AgentConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings.")
 
 
+_LATER_FIELDS = ("attempts", "grade_every_step")
+
+
 class RunConfig(BaseModel):
     """Everything that shapes a run's results. Stored whole with the run."""
 
@@ -162,10 +165,20 @@ class RunConfig(BaseModel):
     concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
     node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")
     retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")
+    attempts: int = Field(1, ge=1, le=100, description="NITR: independent attempts per probe (Pass@k, stability).")
+    grade_every_step: bool = Field(False, description="NITR: also grade each intermediate step (a diagnostic).")
 
     def config_hash(self) -> str:
-        """Identity of what the results depend on (not the run's name, nor how it is scheduled or retried)."""
-        return stable_hash(self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"}))
+        """Identity of what the results depend on (not the run's name, nor how it is scheduled or retried).
+
+        Fields added after results existed (``_LATER_FIELDS``) count only when set away from
+        their default, so older runs keep their ids and resume.
+        """
+        data = self.model_dump(mode="json", exclude={"run_id", "concurrency", "node_retries", "retry_delays_s"})
+        for name in _LATER_FIELDS:
+            if data[name] == RunConfig.model_fields[name].default:
+                del data[name]
+        return stable_hash(data)
 
     def resolved_run_id(self, dataset: str) -> str:
         """The explicit run id, or one derived from the dataset name and config hash."""

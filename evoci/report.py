@@ -26,10 +26,14 @@ def console_for_output() -> Console:
 def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console | None = None) -> None:
     """The run's score table: per iteration (for a single task), per task, then the run's totals."""
     console = console or console_for_output()
+    from evoci.nitr.report import is_nitr_run, print_nitr_report
     from evoci.swe_evo.report import is_swe_evo_run, print_swe_evo_report
 
     if is_swe_evo_run(db, run_id):
         print_swe_evo_report(db, run_id, console)
+        return
+    if is_nitr_run(db, run_id):
+        print_nitr_report(db, run_id, console=console)
         return
     digest = load_digest(db, run_id, gamma=gamma)
     if len(digest.tasks) == 1 and digest.tasks[0].iterations:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextvars
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -23,6 +24,21 @@ from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig
 from evoci.runtime import RunContext
 from evoci.flows.evolve import TaskSummary, evolve, record_run
+
+
+def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: int, *args: Any) -> tuple[list, list[str]]:
+    """``subflow(item, *args)`` for each (name, item), ``concurrency`` at once, on threads carrying
+    this flow's context; the results of those that returned, and "name: error" for the others
+    (each subflow records its own failure, so the others go on)."""
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=subflow.name) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, subflow, item, *args) for _, item in items]
+    results, failed = [], []
+    for (name, _), future in zip(items, futures):
+        try:
+            results.append(future.result())
+        except Exception as exc:  # recorded by the subflow; the others went on
+            failed.append(f"{name}: {exc}")
+    return results, failed
 
 
 @flow(name="benchmark", flow_run_name="benchmark-{dataset}")
@@ -45,18 +61,8 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
     log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
              config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="evolve") as pool:
-        futures = [
-            pool.submit(contextvars.copy_context().run, evolve, spec, run.config, data.name, run.home, run.db)
-            for spec in data.tasks
-        ]
-    summaries: list[TaskSummary] = []
-    failed: list[str] = []
-    for spec, future in zip(data.tasks, futures):
-        try:
-            summaries.append(future.result())
-        except Exception as exc:  # recorded by the subflow; the others went on
-            failed.append(f"{spec.task_id}: {exc}")
+    summaries, failed = each_in_subflows(evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency,
+                                         run.config, data.name, run.home, run.db)
     run.facts.run_finished(run.run_id)
     publish_run(run)  # summary, task table and plots on the run's page; never raises
     if failed:

@@ -7,6 +7,7 @@
 #     machine can have one; set EVOCI_REQUIRE_DOCKER=1 to fail instead of skipping
 #     Docker tests when it cannot (CI does)
 #   - Chromium, for the UI screenshot test (scripts/chromium.sh)
+#   - cmake, g++ and GoogleTest, for the C++ NITR probe (scripts/cpp-tools.sh)
 # Extra arguments go to pytest.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,6 +44,7 @@ fi
 if [ -x scripts/chromium.sh ] || [ -f scripts/chromium.sh ]; then
     bash scripts/chromium.sh || echo "test: Chromium unavailable; the screenshot test will be skipped" >&2
 fi
+bash scripts/cpp-tools.sh || echo "test: cmake/g++/GoogleTest unavailable; the C++ NITR tests will be skipped" >&2
 
 # pytest exits 5 when it ran no test: that is a failure here, and set -e makes it one.
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -95,3 +95,28 @@ def evo_judge_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     """Invalidated by a different run, instance, judge config, or evidence (its hash)."""
     digest = hashlib.sha256(args["text"].encode()).hexdigest()
     return _key("evo-judge", args["run"].run_id, args["instance_id"], args["judge"].model_dump_json(), digest)
+
+
+def nitr_prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, probe content (starter code, TASKs, spec, evaluator),
+    attempt, or by deleting the probe's run folder (its identity marker goes with it).
+    """
+    run, probe = args["run"], args["probe"]
+    identity = run.paths.task_identity(run.run_id, probe.probe_id)
+    return _key("nitr-prepare", run.run_id, probe.probe_id, probe.content_hash, args["attempt"], identity)
+
+
+def nitr_step_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, probe content, workspace, attempt, step, input commit or agent config."""
+    run, prepared = args["run"], args["prepared"]
+    return _key("nitr-step", run.run_id, prepared.probe.probe_id, prepared.probe.content_hash, prepared.workspace_id,
+                prepared.attempt, args["step"], args["sha"], run.config.programmer.model_dump_json())
+
+
+def nitr_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, probe content (the evaluator is part of it), workspace,
+    attempt, step, graded commit, timeout or sandbox config.
+    """
+    run, prepared = args["run"], args["prepared"]
+    return _key("nitr-grade", run.run_id, prepared.probe.probe_id, prepared.probe.content_hash, prepared.workspace_id,
+                prepared.attempt, args["step"], args["sha"], run.config.test_timeout_s, run.config.sandbox.model_dump_json())

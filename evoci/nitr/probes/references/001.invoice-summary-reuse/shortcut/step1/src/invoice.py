@@ -1,0 +1,32 @@
+"""Invoices: a customer and the lines they are billed for."""
+
+from dataclasses import dataclass, field
+
+
+
+
+@dataclass
+class Line:
+    description: str
+    cents: int
+
+
+@dataclass
+class Invoice:
+    customer: str
+    lines: list[Line] = field(default_factory=list)
+
+    def add(self, description: str, cents: int) -> None:
+        self.lines.append(Line(description, cents))
+
+    def total_cents(self) -> int:
+        return sum(line.cents for line in self.lines)
+
+    def summary(self) -> str:
+        rows = [f"{line.description}: {_money(line.cents)}" for line in self.lines]
+        return "\n".join(rows + [f"Total: {_money(self.total_cents())}"])
+
+
+def _money(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    return f"{sign}${abs(cents) // 100:,}.{abs(cents) % 100:02d}"

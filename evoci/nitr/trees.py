@@ -1,0 +1,98 @@
+"""The two trees a NITR probe needs: the agent's workspace and the harness's grading tree.
+
+The **workspace** is a fresh git repository holding only the probe's starter code (no TASK
+file, no spec, no evaluator, no other probe): step k starts from step k − 1's commit and
+is committed on top of it, so every step can be inspected and a resumed run finds it.
+
+The **grading tree** is built by the harness for one grading and deleted afterwards:
+
+    case/        the agent's code at the graded commit (exported from git: no .git, no .evoci)
+    baseline/    the pristine starter code (for baseline_diff and frozen_paths)
+    evaluator/   a copy of the probe's evaluator (pipeline.json, tests, checks, data)
+    build/       the build folder of compiled probes
+
+Grading never runs in the workspace, so nothing an agent leaves there (a conftest, a fake
+test runner) can reach its grade, and the evaluator never appears where an agent looks.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+from pathlib import Path
+
+import git
+
+from evoci.agents.base import HARNESS_DIR
+from evoci.errors import SandboxError
+from evoci.nitr.loader import CHECKOUT_SHARED, NitrProbe, starter_files
+from evoci.workspace import Workspace
+
+START_TAG = "step-0"
+
+
+def create_workspace(path: Path, probe: NitrProbe) -> tuple[Workspace, str]:
+    """Create (or reuse) the probe's workspace with its starter code; return it and step 0's SHA."""
+    workspace = Workspace(path)
+    if (path / ".git").exists():
+        try:
+            return workspace, workspace.repo.commit(f"refs/tags/{START_TAG}").hexsha
+        except (git.BadName, ValueError):
+            shutil.rmtree(path)  # a crash interrupted the creation: start again
+    path.mkdir(parents=True)
+    case_dir = Path(probe.case_dir)
+    for rel in starter_files(case_dir):
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(case_dir / rel, path / rel)
+    repo = git.Repo.init(path, initial_branch="evoci")
+    with repo.config_writer() as cfg:
+        cfg.set_value("core", "autocrlf", "false")
+        cfg.set_value("commit", "gpgsign", "false")
+    (path / ".git" / "info").mkdir(exist_ok=True)
+    (path / ".git" / "info" / "exclude").write_text(f"/{HARNESS_DIR}/\n__pycache__/\n")
+    sha = workspace.commit(0, f"evoci: {probe.probe_id} starter code")
+    repo.create_tag(START_TAG, ref=sha)  # written last: marks a complete workspace
+    return workspace, sha
+
+
+def export_commit(workspace: Path, sha: str, dest: Path) -> None:
+    """Write the tree of commit ``sha`` (only what git tracks) into ``dest``."""
+    buf = io.BytesIO()
+    try:
+        git.Repo(workspace).archive(buf, sha, format="tar")
+    except git.GitCommandError as exc:
+        raise SandboxError(f"cannot export commit {sha} of {workspace}: {exc} — delete the probe's run folder to start afresh") from exc
+    buf.seek(0)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=buf) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) -> Path:
+    """A fresh grading tree at ``root`` for commit ``sha`` of the probe's workspace.
+
+    A probe of a checkout built as one CMake project gets the checkout's layout instead
+    (``cases/<case>``, ``evaluator/<case>``, plus the project's shared files).
+    """
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    places = probe.places()
+    export_commit(workspace, sha, root / places["case_root"])
+    case_dir = Path(probe.case_dir)
+    for rel in starter_files(case_dir):
+        (root / "baseline" / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(case_dir / rel, root / "baseline" / rel)
+    ignore = shutil.ignore_patterns("__pycache__", ".git")
+    shutil.copytree(probe.evaluator_dir, root / places["evaluator_root"], ignore=ignore)
+    (root / places["data_dir"]).mkdir(exist_ok=True)  # {data_dir} always names a folder
+    if probe.one_project:
+        for rel in CHECKOUT_SHARED:
+            source = Path(probe.suite) / rel
+            if source.is_dir():
+                shutil.copytree(source, root / rel, ignore=ignore, dirs_exist_ok=True)
+            elif source.is_file():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, root / rel)
+    (root / "build").mkdir()
+    return root

@@ -1,0 +1,119 @@
+"""The ``nitr`` flow: NITR probes solved step by step, then graded by their evaluators.
+
+Per probe (its own ``nitr-probe`` subflow) and attempt: prepare the workspace → for each
+step k, the agent node (TASK k and the code of step k − 1, nothing else) → after the
+final step, the grade node (optionally after every step, as a diagnostic). The views
+(``nitr_probes``, ``nitr_runs``, ``nitr_by_dimension``, …) turn the recorded facts into
+Pass / F / S / B / E. Caching, retries and resume work as in ``evolve``: every node
+persists its result under a key of small identities (``tasks/caching.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from prefect import flow
+from prefect.logging import get_run_logger
+from pydantic import BaseModel
+
+from evoci.domain import RunConfig
+from evoci.errors import InfrastructureError, InputError
+from evoci.flows.benchmark import each_in_subflows
+from evoci.nitr.evaluator import NitrGrade
+from evoci.nitr.loader import NitrProbe, load_suite
+from evoci.nitr.report import publish_nitr_run
+from evoci.nitr.recorder import ProbeRecorder, record_nitr_run
+from evoci.nitr.suites import run_dataset_name, suite_root
+from evoci.runtime import RunContext
+from evoci.store import reading
+from evoci.tasks.nitr import nitr_grade_task, nitr_prepare_task, nitr_step_task
+
+
+class ProbeSummary(BaseModel):
+    """How one probe's run ended; ``category`` is read back from the nitr_probes view."""
+
+    run_id: str
+    probe_id: str
+    status: str  # done | input_error | infra_error
+    category: str | None = None
+    reason: str | None = None
+
+
+def _nodes(run: RunContext) -> dict:
+    storage = run.paths.results
+    storage.mkdir(parents=True, exist_ok=True)
+    options = dict(result_storage=storage, retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)
+    return {"prepare": nitr_prepare_task.with_options(**options), "step": nitr_step_task.with_options(**options),
+            "grade": nitr_grade_task.with_options(**options)}
+
+
+def _category(run: RunContext, probe_id: str) -> str | None:
+    with reading(run.db) as con:
+        row = con.execute("select category from nitr_probes where run_id = ? and task_id = ?",
+                          [run.run_id, probe_id]).fetchone()
+    return row[0] if row else None
+
+
+@flow(name="nitr-probe", flow_run_name="nitr-{probe.probe_id}", log_prints=True)
+def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home: str | None = None,
+               db: str | None = None) -> ProbeSummary:
+    """Every attempt at one probe: its steps, its grade, its facts."""
+    run = RunContext.create(config, dataset, home=home, db=db)
+    nodes, recorder = _nodes(run), ProbeRecorder(run, probe)
+    record_nitr_run(run, dataset)
+    recorder.start()
+    try:
+        for attempt in range(run.config.attempts):
+            prepared = nodes["prepare"](probe, run, attempt)
+            sha, steps = prepared.start_sha, []
+            for step in range(1, probe.steps + 1):
+                t0 = time.monotonic()
+                result = nodes["step"](prepared, run, step, sha)
+                sha = result.sha
+                grade: NitrGrade | None = None
+                if step == probe.steps or run.config.grade_every_step:
+                    grade = nodes["grade"](prepared, run, step, sha)
+                steps.append((step, result, grade, time.monotonic() - t0))
+            recorder.attempt(attempt, steps)
+    except InputError as exc:
+        get_run_logger().error("probe %s: %s", probe.probe_id, exc)
+        recorder.failure("input", exc, node="step")
+        recorder.status("input_error", str(exc))
+        return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="input_error", reason=str(exc))
+    except InfrastructureError as exc:
+        recorder.failure("infrastructure", exc)
+        recorder.status("infra_error", str(exc))
+        raise
+    recorder.status("done")
+    category = _category(run, probe.probe_id)
+    get_run_logger().info("probe %s (%s, %s): %s", probe.probe_id, probe.dimension, probe.granularity, category)
+    return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="done", category=category)
+
+
+@flow(name="nitr", flow_run_name="nitr-{source}")
+def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr"),
+         select: dict[str, list[str]] | None = None, home: str | None = None, db: str | None = None) -> list[ProbeSummary]:
+    """Run every selected probe of ``source`` (``builtin`` or a NITR checkout), ``config.concurrency`` at once.
+
+    ``select`` keeps the probes matching every key: ``id``, ``language``, ``dimension``, ``granularity``.
+    """
+    log = get_run_logger()
+    config = config.model_copy(update={"protocol": "nitr"})
+    suite = load_suite(suite_root(source), select)
+    dataset = run_dataset_name(source, suite)
+    run = RunContext.create(config, dataset, home=home, db=db)
+    record_nitr_run(run, dataset)
+    for error in suite.errors:
+        log.error("skipped: %s", error)
+        run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
+    log.info("run %s: %d probe(s) of %s, %d attempt(s) each%s", run.run_id, len(suite.probes), dataset,
+             run.config.attempts, f"; {len(suite.errors)} unusable case(s) skipped" if suite.errors else "")
+    summaries, failed = each_in_subflows(nitr_probe, [(p.probe_id, p) for p in suite.probes], run.config.concurrency,
+                                         run.config, dataset, run.home, run.db)
+    run.facts.run_finished(run.run_id)
+    publish_nitr_run(Path(run.db), run.run_id)  # summary and probe table on the run's page; never raises
+    if failed:
+        raise RuntimeError(f"{len(failed)} probe(s) failed (retry this flow run once the cause is fixed): "
+                           + "; ".join(failed))
+    return summaries
