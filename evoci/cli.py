@@ -70,6 +70,7 @@ def _config(args: argparse.Namespace):
         run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
         sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
+        code_quality=not getattr(args, "no_code_quality", False),
         attempts=args.attempts, grade_every_step=args.grade_every_step,
     )
 
@@ -116,6 +117,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from evoci.nitr.suites import is_nitr_source
 
     console = console_for_output()
+    if getattr(args, "split", None):  # a SWE-CI release folder: its split file is the dataset
+        from evoci.errors import DatasetError
+        from evoci.releases import split_file
+
+        try:
+            args.dataset = str(split_file(Path(args.dataset), args.split).absolute())
+        except DatasetError as exc:
+            console.print(f"[red]{exc}[/]")
+            return 2
     config = _config(args)
     nitr = is_nitr_source(args.dataset)
     name = dataset_name(args.dataset)
@@ -239,6 +249,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sandbox-block", metavar="NAME", help="take kind and options from a saved evoci-sandbox Prefect block")
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
+    p.add_argument("--no-code-quality", action="store_true", help="skip the radon and pylint measurements of each codebase")
     p.add_argument("--select", action="append", metavar="KEY=VALUE",
                    help="NITR: keep probes by id, language, dimension or granularity, e.g. dimension=D2 (repeatable)")
     p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe; SWE-Bench-CL: attempts per cell (default: 1)")
@@ -273,8 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_run, dataset="demo")
 
     run = sub.add_parser("run", help="evolve every task of a dataset")
-    run.add_argument("dataset", help="`demo`, a JSONL file of tasks, `swe-evo-demo`, SWE-EVO records (file or folder), "
-                     "`nitr` (built-in NITR probes), `nitr:<checkout>`, `swe-bench-cl-demo`, or a SWE-Bench-CL curriculum JSON")
+    run.add_argument("dataset", help="`demo`, a JSONL file of tasks, a SWE-CI release folder (with --split), "
+                     "`swe-evo-demo`, SWE-EVO records (file or folder), `nitr` (built-in NITR probes), `nitr:<checkout>`, "
+                     "`swe-bench-cl-demo`, or a SWE-Bench-CL curriculum JSON")
+    run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _run_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -308,6 +321,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evoci.cli_ops import register as register_ops
 
     register_ops(sub)
+    from evoci.cli_curate import register as register_curate
+
+    register_curate(sub)
     return parser
 
 

@@ -7,6 +7,7 @@ repositories, one task per line::
 
 Optional keys are TaskSpec's (``tests_dir``, ``test_command``, ``pythonpath``,
 ``test_timeout_s``, ``metadata``). A relative ``repo`` is relative to the dataset file.
+A SWE-CI release split (``<release>/metadata/<split>.csv``) loads through ``evoci.releases``.
 A bad line is reported with its line number and skipped; the other tasks still run.
 """
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from evoci.domain import TaskSpec
 from evoci.errors import DatasetError
+from evoci.releases import is_split_file, load_release, release_name
 from evoci.settings import Paths
 
 DEMO = "demo"
@@ -37,6 +39,8 @@ class Dataset:
 
 def dataset_name(source: str) -> str:
     """A short, stable name for run ids: ``demo`` or the file's stem."""
+    if source != DEMO and is_split_file(Path(source)):
+        return release_name(Path(source))
     return DEMO if source == DEMO else Path(source).stem
 
 
@@ -47,6 +51,9 @@ def load_dataset(source: str, paths: Paths) -> Dataset:
 
         return Dataset(DEMO, [demo_task(paths.home / "demo" / "semverkit")])
     path = Path(source)
+    if path.is_file() and is_split_file(path):
+        tasks, errors = load_release(path, paths.home / "releases")
+        return Dataset(dataset_name(source), tasks, errors)
     if not path.is_file():
         raise DatasetError("dataset file not found — pass `demo` or the path of a JSONL file", path=source)
     data = Dataset(dataset_name(source))

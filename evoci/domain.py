@@ -47,11 +47,19 @@ class EnvironmentSpec(BaseModel):
     dependency_files: dict[str, str] = Field(
         default_factory=dict, description="Path → content of every dependency file read (for the record)."
     )
+    image_archive: str | None = Field(
+        None, description="A `docker save` archive that is this task's image in the Docker sandbox (SWE-CI releases); "
+        "the local sandbox builds from the dependency files instead."
+    )
+    image_digest: str | None = Field(None, description="SHA-256 of ``image_archive``: the image's identity.")
 
     @property
     def content_hash(self) -> str:
         """Identity of the environment: equal hashes share one built virtualenv or image."""
-        return stable_hash({"python": self.python, "requirements": list(self.requirements)})
+        identity = {"python": self.python, "requirements": list(self.requirements)}
+        if self.image_digest:  # only then, so environments without an archive keep their hash
+            identity["image"] = self.image_digest
+        return stable_hash(identity)
 
     def with_requirements(self, extra: tuple[str, ...] | list[str]) -> "EnvironmentSpec":
         """This environment plus ``extra`` requirements (those already listed are not repeated)."""
@@ -79,6 +87,8 @@ class TaskSpec(BaseModel):
     extra_requirements: tuple[str, ...] = Field(
         (), description="pip requirement strings added to the environment resolved from the oracle (e.g. 'pytest-cov')."
     )
+    image_archive: str | None = Field(None, description="This task's `docker save` archive (SWE-CI release layout).")
+    image_digest: str | None = Field(None, description="SHA-256 of ``image_archive`` (its identity).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Protocol-specific extras, stored as JSON.")
 
 
@@ -157,6 +167,9 @@ class RunConfig(BaseModel):
     test_timeout_s: float = Field(3600.0, gt=0, description="Kill a test run after this many seconds (SWE-CI: 3600).")
     output_limit_bytes: int = Field(1_000_000, gt=0, description="Keep at most this much of each output stream.")
     max_repairs: int = Field(3, ge=0, description="Environment self-repair rounds when the oracle's tests miss a module.")
+    code_quality: bool = Field(
+        True, description="Measure MI, complexity, pylint score and changed lines of the base, each iteration and the oracle."
+    )
     concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
     node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")
     retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")

@@ -30,6 +30,8 @@ from evoci.store import IterationRow, TaskRow
 from evoci.tasks.agents import architect_task, programmer_task
 from evoci.tasks.identity import claim_run_task, claim_task
 from evoci.tasks.prepare import prepare_task
+from evoci.tasks.quality import ORACLE_ITERATION, quality_task
+from evoci.tasks.quality import record as record_quality
 from evoci.tasks.test import ORACLE, test_task
 
 
@@ -79,6 +81,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         emit(Event(run.run_id, task.task_id, "prepare", max_iterations=config.max_iterations))
         prepared: Prepared = nodes["prepare"](task, run)
         prepared = prepared.model_copy(update={"environment": prepared.environment.with_requirements(task.extra_requirements)})
+        prepared = _with_task_image(prepared)
         oracle, prepared = _oracle_with_repairs(nodes, prepared, run)
         nodes["claim"](run, TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
                                        "environment_hash": prepared.environment.content_hash}), "resolved", RESOLVED)
@@ -97,6 +100,8 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             emit(Event(run.run_id, task.task_id, "invalid", message=invalid))
             return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="invalid", targets=len(targets),
                                passed=_passed(report, targets), reason=invalid)
+        quality = [_quality(nodes, prepared, run, ORACLE_ITERATION, prepared.oracle_sha),
+                   _quality(nodes, prepared, run, 0, prepared.start_sha)]
         sha, iteration = prepared.start_sha, 0
         emit(Event(run.run_id, task.task_id, "iteration", 0, _passed(report, targets), len(targets), config.max_iterations))
         while _passed(report, targets) < len(targets) and iteration < config.max_iterations:
@@ -109,6 +114,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             _record(run, task.task_id, iteration, sha, report, targets, started, time.monotonic() - t0,
                     architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files,
                     discarded=arch.discarded_files)
+            quality.append(_quality(nodes, prepared, run, iteration, sha))
             emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
                        config.max_iterations))
     except DriftError as exc:
@@ -132,6 +138,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         facts.quick().task_status(run.run_id, task.task_id, "infra_error", str(exc))
         emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
         raise
+    record_quality(run, task.task_id, [q for q in quality if q])
     passed = _passed(report, targets)
     facts.task_status(run.run_id, task.task_id, "done")
     log.info("task %s: %d of %d target tests pass after %d iteration(s)%s", task.task_id, passed, len(targets),
@@ -153,7 +160,25 @@ def _nodes(run: RunContext) -> dict:
         "architect": architect_task.with_options(**options),
         "programmer": programmer_task.with_options(**options),
         "claim": claim_task.with_options(retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s),
+        "quality": quality_task.with_options(**options),
     }
+
+
+def _with_task_image(prepared: Prepared) -> Prepared:
+    """A task that ships its own image (SWE-CI release) runs base and oracle in it under Docker."""
+    task = prepared.task
+    if not task.image_archive:
+        return prepared
+    environment = prepared.environment.model_copy(update={"image_archive": task.image_archive,
+                                                          "image_digest": task.image_digest})
+    return prepared.model_copy(update={"environment": environment})
+
+
+def _quality(nodes: dict, prepared: Prepared, run: RunContext, iteration: int, sha: str) -> tuple | None:
+    """Start measuring commit ``sha`` beside the loop (it reads only its own copy of the commit)."""
+    if run.config.code_quality:
+        return iteration, sha, nodes["quality"].submit(prepared, run, iteration, sha)
+    return None
 
 
 def _oracle_with_repairs(nodes: dict, prepared: Prepared, run: RunContext) -> tuple[TestReport, Prepared]:

@@ -178,6 +178,60 @@ create table if not exists environment_repairs (
     primary key (run_id, task_id, attempt, module)
 );
 
+-- One row per run × task × codebase measured for static code quality (evoci.quality):
+-- the base (iteration 0), each iteration i ≥ 1 whose test node finished, and the oracle
+-- (iteration -1). Written only when the run's config has `code_quality` on.
+-- Files measured: Python files of the committed tree outside the tests folder and hidden
+-- folders, read from the harness's own copy of the commit.
+create table if not exists code_quality (
+    run_id             varchar not null,
+    task_id            varchar not null,
+    iteration          integer not null,  -- 0 = base c0, i = the agent's code c_i, -1 = the oracle c*
+    codebase           varchar not null,  -- 'base' | 'agent' | 'oracle'
+    codebase_sha       varchar,           -- the commit measured
+    files              integer not null,  -- Python files measured
+    unparsable_files   integer not null,  -- files with a syntax error: left out of mi, cc_*, sloc
+    sloc               integer not null,  -- radon's source lines of code
+    mi                 double,            -- maintainability index 0..100 (radon, multi-line strings as
+                                          -- comments), SLOC-weighted mean over files; NULL without code
+    cc_mean            double,            -- mean cyclomatic complexity per block (function, method, class)
+    cc_max             integer,
+    blocks             integer not null,
+    pylint_score       double,            -- pylint's global score 0..10 with evoci's pylintrc; NULL on error
+    pylint_messages    json,              -- message type ('error', 'warning', 'refactor', 'convention',
+                                          -- 'fatal', 'info') → count
+    lines_added        integer not null,  -- against the base, over the same files (git diff counting)
+    lines_deleted      integer not null,
+    error              varchar,           -- why a measurement is NULL
+    tools              varchar not null,  -- e.g. 'radon 6.0.1, pylint 3.3.9'
+    primary key (run_id, task_id, iteration)
+);
+
+-- One row per curation run × candidate pair (SWE-CI §3.1): a maximal span of the first-parent
+-- history whose dependency files do not change, from its first commit (base) to its last
+-- (oracle). `status` is 'kept' (written to the dataset) or 'rejected', with `reason`:
+-- 'single_commit', 'too_small' (changed non-test lines < the minimum), 'no_oracle_tests' (no
+-- test passes on the oracle), 'small_gap' (n(c*) − n(c0) < the minimum), 'input_error'.
+create table if not exists curation_pairs (
+    run_id         varchar not null,   -- the curation run (`evoci curate`)
+    repo           varchar not null,
+    base_sha       varchar not null,
+    oracle_sha     varchar not null,
+    span_first     integer not null,   -- index of the base in the first-parent history (oldest = 0)
+    span_last      integer not null,
+    commits        integer not null,   -- commits in the span, base and oracle included
+    changed_lines  integer not null,   -- lines added + deleted outside test files, base → oracle
+    changed_files  integer not null,
+    n_oracle       integer,            -- |T|: oracle tests passing on the oracle (NULL when not run)
+    n_base         integer,            -- tests of T passing on the base with the oracle's tests
+    gap            integer,            -- n_oracle − n_base
+    status         varchar not null,   -- 'kept' | 'rejected'
+    reason         varchar,            -- NULL when kept
+    task_id        varchar,            -- the pair's task id in the written dataset
+    recorded_at    timestamp not null,
+    primary key (run_id, repo, base_sha, oracle_sha)
+);
+
 -- One row per graded SWE-bench-style prediction (SWE-EVO; shared with SWE-Bench-CL): what the
 -- grader did besides running the tests. `overridden` also lands in iterations.tampered_files.
 create table if not exists gradings (

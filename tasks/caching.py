@@ -12,6 +12,8 @@ from typing import Any
 
 from prefect.context import TaskRunContext
 
+from evoci.quality import QUALITY_VERSION, tool_versions
+
 
 def _key(*parts: Any) -> str:
     # Hashed: Prefect silently skips caching keys longer than 255 characters.
@@ -57,6 +59,15 @@ def agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
         context.task.name, run.run_id, prepared.task.task_id, prepared.workspace_id, args["iteration"], args["sha"],
         config.architect.model_dump_json(), config.programmer.model_dump_json(), config.max_iterations,
     )
+
+
+def quality_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, task, workspace, iteration or commit, by what is
+    measured (``QUALITY_VERSION``) and by the radon or pylint version.
+    """
+    run, prepared = args["run"], args["prepared"]
+    return _key("quality", QUALITY_VERSION, tool_versions(), run.run_id, prepared.task.task_id, prepared.workspace_id,
+                args["iteration"], args["sha"])
 
 
 def evo_prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:

@@ -70,6 +70,8 @@ def open_docker_sandbox(
     if options.image:
         store.require(options.image)
         image = options.image
+    elif environment.image_archive and environment.image_digest:
+        image = store.ensure_archive(environment.image_archive, environment.image_digest)
     else:
         image = store.ensure(environment).tag
     if options.concurrency_limit_name == DEFAULT_CONCURRENCY_LIMIT_NAME and in_prefect_run():

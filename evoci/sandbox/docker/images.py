@@ -36,6 +36,8 @@ from evoci.settings import Paths
 log = logging.getLogger(__name__)
 
 ENV_REPOSITORY = "evoci/env"
+# Images loaded from a task's `docker save` archive, tagged by the archive's SHA-256.
+RELEASE_REPOSITORY = "evoci/release"
 
 _build_locks: dict[str, threading.Lock] = {}
 _build_locks_guard = threading.Lock()
@@ -121,6 +123,22 @@ class ImageStore:
         return image.id
 
     # -- archives, listing, eviction -----------------------------------------------------------
+
+    def ensure_archive(self, path: Path | str, digest: str) -> str:
+        """The image of the archive whose content is ``digest``: loaded once, then found by its tag.
+
+        The tag (``evoci/release:<digest>``) comes from the archive's content, not its path or the
+        tags inside it, so two tasks whose archives both hold ``repo:latest`` never share an image.
+        """
+        tag = f"{RELEASE_REPOSITORY}:{digest[:32]}"
+        with _lock_for(tag):
+            if self._find(tag) is None:
+                refs = self.load_archive(path)
+                if not refs:
+                    raise ContainerError(f"{path} held no image — is it a `docker save` archive?")
+                self._get(refs[0], f"the engine did not keep the image of {path}").tag(tag)
+            self.touch(tag, role="archive")
+        return tag
 
     def load_archive(self, path: Path | str) -> list[str]:
         """Load a ``docker save`` archive (``.tar``, ``.tar.gz``); the tags (or ids) it held."""

@@ -1,0 +1,115 @@
+"""Benchmark: how evoci's overhead grows with the number of tasks and the concurrency.
+
+Generates evoci-authored tasks (a small library per task whose history adds one function and its
+test per commit, so the replay agent needs one iteration per commit), then runs the `benchmark`
+flow over 1..N of them at each concurrency, each in a fresh home with its own Prefect home, and
+reports from the same run:
+  - harness overhead per iteration: iteration wall time minus the test run and the agents' own
+    time (`iterations.wall_s − test_s − architect_s − programmer_s`), median and 90th percentile;
+  - the DuckDB file and the Prefect database after the run;
+  - wall time, and the speed-up of each concurrency against concurrency 1 for the same tasks.
+
+    .venv/bin/python benchmarks/scale.py --tasks 1 10 50 --concurrency 1 2 4 --iterations 10
+
+Code quality is off (it measures pylint, not the harness). Timings on shared machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import git
+
+
+def make_task_repo(path: Path, index: int, iterations: int) -> None:
+    """A library ``lib<index>`` whose commit k adds function f<k> and its test (commit 0: f0 only)."""
+    repo = git.Repo.init(path, initial_branch="main")
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", "evoci-bench").set_value("user", "email", "bench@evoci.invalid")
+        cfg.set_value("commit", "gpgsign", "false")
+    (path / "tests").mkdir(parents=True, exist_ok=True)
+    source, tests = "", f"import lib{index}\n"
+    for k in range(iterations + 1):
+        source += f"\n\ndef f{k}(x):\n    return x * {k + 2} + {index}\n"
+        tests += f"\n\ndef test_f{k}():\n    assert lib{index}.f{k}(1) == {k + 2 + index}\n"
+        (path / f"lib{index}.py").write_text(source)
+        (path / "tests" / "test_lib.py").write_text(tests)
+        repo.index.add([f"lib{index}.py", "tests/test_lib.py"])
+        date = f"2025-01-01T00:{k:02d}:00"
+        repo.index.commit(f"add f{k}", author_date=date, commit_date=date)
+    repo.create_tag("base", ref="HEAD~" + str(iterations))
+    repo.create_tag("oracle", ref="HEAD")
+
+
+def run_once(dataset: Path, tasks: int, concurrency: int, iterations: int) -> dict:
+    """One benchmark run in a child process (fresh Prefect home); its measurements."""
+    home = Path(tempfile.mkdtemp(prefix=f"evoci-scale-{tasks}x{concurrency}-"))
+    env = {**os.environ, "PREFECT_HOME": str(home / "prefect"), "DO_NOT_TRACK": "1",
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+           "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"}
+    env.pop("PREFECT_API_URL", None)
+    lines = dataset.read_text().splitlines()[:tasks]
+    subset = home / "tasks.jsonl"
+    subset.write_text("\n".join(lines) + "\n")
+    start = time.monotonic()
+    subprocess.run([str(Path(sys.executable).with_name("evoci")), "run", str(subset), "--home", str(home), "--concurrency",
+                    str(concurrency), "--max-iterations", str(iterations), "--no-code-quality"],
+                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.monotonic() - start
+    import duckdb
+
+    con = duckdb.connect(str(home / "evoci.duckdb"), read_only=True)
+    overheads = [r[0] for r in con.execute(
+        """select wall_s - coalesce(test_s, 0) - coalesce(architect_s, 0) - coalesce(programmer_s, 0)
+           from iterations where iteration >= 1""").fetchall()]
+    done = con.execute("select count(*) from tasks where status = 'done'").fetchone()[0]
+    con.close()
+    prefect_db = sum(p.stat().st_size for p in (home / "prefect").glob("*.db*"))
+    return {"tasks": tasks, "concurrency": concurrency, "done": done, "iterations": len(overheads), "wall_s": wall,
+            "overhead_median_s": statistics.median(overheads), "overhead_p90_s": _p90(overheads),
+            "duckdb_mb": (home / "evoci.duckdb").stat().st_size / 1e6, "prefect_db_mb": prefect_db / 1e6}
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, nargs="+", default=[1, 10, 50])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--iterations", type=int, default=10)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="evoci-scale-repos-"))
+    dataset = root / "tasks.jsonl"
+    with dataset.open("w") as out:
+        for i in range(max(args.tasks)):
+            make_task_repo(root / f"lib{i}", i, args.iterations)
+            out.write(json.dumps({"task_id": f"lib{i}", "repo": str(root / f"lib{i}"), "base_ref": "base",
+                                  "oracle_ref": "oracle"}) + "\n")
+    results = []
+    print("| tasks | concurrency | done | iterations | wall s | speed-up | overhead/iteration median (p90) s | DuckDB MB | Prefect DB MB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for tasks in args.tasks:
+        sequential = None
+        for concurrency in args.concurrency:
+            r = run_once(dataset, tasks, concurrency, args.iterations)
+            sequential = sequential or (r["wall_s"] if concurrency == 1 else None)
+            speedup = f"{sequential / r['wall_s']:.2f}×" if sequential else "—"
+            results.append(r)
+            print(f"| {tasks} | {concurrency} | {r['done']} | {r['iterations']} | {r['wall_s']:.1f} | {speedup} | "
+                  f"{r['overhead_median_s']:.3f} ({r['overhead_p90_s']:.3f}) | {r['duckdb_mb']:.1f} | {r['prefect_db_mb']:.1f} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
