@@ -19,7 +19,6 @@ from prefect import task
 from evoci.logs import run_logger
 from evoci.quality import Quality, measure
 from evoci.runtime import Prepared, RunContext
-from evoci.store import transaction
 from evoci.tasks.caching import quality_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, extract_tree
@@ -53,23 +52,30 @@ def quality_task(prepared: Prepared, run: RunContext, iteration: int, sha: str) 
 
 
 def record(run: RunContext, task_id: str, measurements: list[tuple[int, str, Any]]) -> None:
-    """Write the ``code_quality`` rows of (iteration, commit, quality node future or result)."""
-    with transaction(run.facts.path) as con:
-        for iteration, sha, quality in measurements:
-            insert(con, run.run_id, task_id, iteration, sha, quality.result() if hasattr(quality, "result") else quality)
+    """Write the ``code_quality`` rows of (iteration, commit, quality node future or result).
+
+    Through the store's batch writer: a results file held by another process costs a spooled
+    batch, written by the next write, never a lost row or a failed task.
+    """
+    run.facts.write_batch([
+        statement(run.run_id, task_id, iteration, sha, quality.result() if hasattr(quality, "result") else quality)
+        for iteration, sha, quality in measurements
+    ])
 
 
 def insert(con, run_id: str, task_id: str, iteration: int, sha: str | None, q: Quality) -> None:
     """Write one ``code_quality`` row (a no-op when it exists)."""
+    con.execute(*statement(run_id, task_id, iteration, sha, q))
+
+
+def statement(run_id: str, task_id: str, iteration: int, sha: str | None, q: Quality) -> tuple[str, list]:
+    """The insert of one ``code_quality`` row, as (sql, parameters)."""
     codebase = "oracle" if iteration == ORACLE_ITERATION else "base" if iteration == 0 else "agent"
     row = asdict(q)
     row["pylint_messages"] = json.dumps(q.pylint_messages, sort_keys=True)
     columns = ["run_id", "task_id", "iteration", "codebase", "codebase_sha", *row]
-    con.execute(
-        f"insert into code_quality ({', '.join(columns)}) values ({', '.join('?' * len(columns))}) "
-        "on conflict do nothing",
-        [run_id, task_id, iteration, codebase, sha, *row.values()],
-    )
+    return (f"insert into code_quality ({', '.join(columns)}) values ({', '.join('?' * len(columns))}) "
+            "on conflict do nothing", [run_id, task_id, iteration, codebase, sha, *row.values()])
 
 
 def _name(iteration: int) -> str:

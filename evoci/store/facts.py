@@ -110,6 +110,11 @@ class Facts:
             kept = self.spool.add(batch)
             log.warning("%s — %d statement(s) kept in %s and written by the next write", exc, len(batch), kept.parent)
 
+    def write_batch(self, batch: list[Statement]) -> None:
+        """Write protocol-specific rows (``(sql, parameters)`` inserts) the lock-safe way, spool included."""
+        if batch:
+            self._write(batch)
+
     def flush(self) -> int:
         """Write the spool's pending batches now; return how many there were."""
         pending = len(self.spool.pending())
