@@ -61,7 +61,7 @@ def run_once(dataset: Path, tasks: int, concurrency: int, iterations: int) -> di
     subset.write_text("\n".join(lines) + "\n")
     start = time.monotonic()
     subprocess.run([str(Path(sys.executable).with_name("evoci")), "run", str(subset), "--home", str(home), "--concurrency",
-                    str(concurrency), "--max-iterations", str(iterations), "--no-code-quality"],
+                    str(concurrency), "--max-iterations", str(iterations)],
                    env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.monotonic() - start
     import duckdb

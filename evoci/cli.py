@@ -70,7 +70,7 @@ def _config(args: argparse.Namespace):
         run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
         sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
-        code_quality=not getattr(args, "no_code_quality", False),
+        code_quality=getattr(args, "code_quality", False),
         attempts=args.attempts, grade_every_step=args.grade_every_step,
     )
 
@@ -249,7 +249,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sandbox-block", metavar="NAME", help="take kind and options from a saved evoci-sandbox Prefect block")
     p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
     p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
-    p.add_argument("--no-code-quality", action="store_true", help="skip the radon and pylint measurements of each codebase")
+    p.add_argument("--code-quality", action="store_true",
+                   help="measure each codebase with radon and pylint against the oracle (seconds per codebase)")
     p.add_argument("--select", action="append", metavar="KEY=VALUE",
                    help="NITR: keep probes by id, language, dimension or granularity, e.g. dimension=D2 (repeatable)")
     p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe; SWE-Bench-CL: attempts per cell (default: 1)")

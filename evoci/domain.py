@@ -150,7 +150,7 @@ class AgentConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings.")
 
 
-_LATER_FIELDS = ("attempts", "grade_every_step")
+_LATER_FIELDS = ("attempts", "grade_every_step", "code_quality")
 
 
 class RunConfig(BaseModel):
@@ -168,7 +168,8 @@ class RunConfig(BaseModel):
     output_limit_bytes: int = Field(1_000_000, gt=0, description="Keep at most this much of each output stream.")
     max_repairs: int = Field(3, ge=0, description="Environment self-repair rounds when the oracle's tests miss a module.")
     code_quality: bool = Field(
-        True, description="Measure MI, complexity, pylint score and changed lines of the base, each iteration and the oracle."
+        False, description="Measure MI, complexity, pylint score and changed lines of the base, each iteration and the "
+        "oracle (SWE-CI §4; pylint costs seconds per codebase, so it is asked for)."
     )
     concurrency: int = Field(2, ge=1, description="Tasks evolved at once by the benchmark flow.")
     node_retries: int = Field(2, ge=0, description="Retries of a node that failed for infrastructure reasons.")

@@ -59,10 +59,9 @@ def test_a_test_node_that_failed_permanently_is_the_only_node_re_executed(tmp_pa
     cached = {name for name, state in states.items() if state == "Cached"}
     # The claims (run config, task identity) check the recorded facts on every run: never cached.
     executed = {name for name, state in states.items() if state == "Completed" and not name.startswith("claim-")}
-    # Quality nodes measure the commits the first run had made, so those come back from the cache too.
     assert cached == {"prepare", "test-oracle", "test-0", "architect-1", "programmer-1", "test-1", "architect-2",
-                      "programmer-2", "quality--1", "quality-0", "quality-1"}
-    assert executed == {"test-2", "architect-3", "programmer-3", "test-3", "quality-2", "quality-3"}
+                      "programmer-2"}
+    assert executed == {"test-2", "architect-3", "programmer-3", "test-3"}
     assert query(db, "select status from tasks") == [("done",)]
     assert query(db, "select round(evoscore, 4) from evoscore(gamma := 1.0)") == [(round((2 / 3 + 3) / 5, 4),)]
     assert query(db, "select count(*), count(distinct (iteration, test_id)) from test_results") == [(20, 20)]

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
 
 def test_demo_records_quality_and_its_replayed_final_code_ties_the_oracle(tmp_path):
     home = tmp_path / "home"
-    assert main(["run", "demo", "--home", str(home)]) == 0
+    assert main(["run", "demo", "--home", str(home), "--code-quality"]) == 0
     db = home / "evoci.duckdb"
     last = len(PASSING_WITH_ORACLE_TESTS) - 1
     measured = query(db, "select iteration, codebase, files > 0, mi between 0 and 100, pylint_score between 0 and 10, "
@@ -26,7 +26,7 @@ def test_demo_records_quality_and_its_replayed_final_code_ties_the_oracle(tmp_pa
     assert query(db, "select n_solved, mi_tie_rate, pylint_tie_rate from swe_ci_quality_runs") == [(1, 1.0, 1.0)]
 
 
-def test_quality_can_be_switched_off(tmp_path):
+def test_quality_is_measured_only_when_asked_for(tmp_path):
     home = tmp_path / "home"
-    assert main(["run", "demo", "--home", str(home), "--max-iterations", "2", "--no-code-quality"]) == 0
+    assert main(["run", "demo", "--home", str(home), "--max-iterations", "2"]) == 0
     assert query(home / "evoci.duckdb", "select count(*) from code_quality") == [(0,)]

@@ -26,8 +26,7 @@ def _ran_both_tasks(db) -> None:
 def test_release_runs_in_the_local_sandbox(tmp_path):
     release = build_release(tmp_path / "release")
     home = tmp_path / "home"
-    assert main(["run", str(release), "--split", "test", "--home", str(home), "--max-iterations", "2",
-                 "--no-code-quality"]) == 0
+    assert main(["run", str(release), "--split", "test", "--home", str(home), "--max-iterations", "2"]) == 0
     _ran_both_tasks(home / "evoci.duckdb")
 
 
@@ -41,7 +40,7 @@ def test_release_runs_in_docker_each_task_in_its_own_loaded_image(tmp_path, dock
     try:
         home = tmp_path / "home"
         assert main(["run", str(release), "--split", "test", "--home", str(home), "--max-iterations", "2",
-                     "--sandbox", "docker", "--no-code-quality"]) == 0
+                     "--sandbox", "docker"]) == 0
         _ran_both_tasks(home / "evoci.duckdb")
         # Each task's archive was loaded and tagged by its content: two distinct images, the ones built.
         assert {t: docker_client.images.get(f"evoci/release:{digests[t][:32]}").id for t in TASK_IDS} == built
