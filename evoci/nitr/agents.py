@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,9 @@ class StepContext:
     sandbox: Sandbox
     visible_files: list[str] = field(default_factory=list)  # the code of step k − 1, workspace-relative
     requirement: str | None = None
+    # Sees every model call as it is answered (the shared LLM roles read it); NITR keeps an
+    # attempt's calls from its outcome, so nothing is attached here.
+    on_call: Callable[[ModelCall], None] | None = None
 
     @property
     def iteration(self) -> int:
