@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -50,6 +49,6 @@ def cmd_run_continual(args: argparse.Namespace, config) -> int:
     if not summaries:
         console.print("[red]no sequence could be loaded[/] (see the errors above)")
         return 1
-    db = Path(args.db).absolute() if args.db else (Paths(home=Path(args.home).absolute()) if args.home else Paths.default()).db
+    db = Paths.of(args.home).results_db(args.db)
     print_report(db, summaries[0].run_id, console=console)
     return 0
