@@ -80,7 +80,8 @@ def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit
     root = sandbox.visible_root
     report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in task.pythonpath]
-    cmd = [_python(task), "-I", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths,
+    # -B: -I ignores PYTHONDONTWRITEBYTECODE, and a grading run must leave no bytecode in a mounted tree.
+    cmd = [_python(task), "-I", "-B", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths,
            *pytest_args(task, root, report_path)]  # fmt: skip
     # Child processes of the tests import the tree as `python -m pytest` with PYTHONPATH would.
     env = {"PYTHONPATH": ":".join(paths)}
@@ -150,7 +151,7 @@ def _read_report(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
 
 def _require_canary(sandbox: Sandbox, task: TaskSpec, tail: str) -> None:
     """Raise SandboxError unless the sandbox can start the environment's pytest and its report plugin."""
-    canary = sandbox.exec([_python(task), "-I", "-c", _CANARY], timeout=_HOUSEKEEPING_TIMEOUT_S)
+    canary = sandbox.exec([_python(task), "-I", "-B", "-c", _CANARY], timeout=_HOUSEKEEPING_TIMEOUT_S)
     if not canary.ok:
         raise SandboxError(
             "pytest wrote no report and the sandbox cannot start pytest-json-report "

@@ -54,7 +54,7 @@ def test_bad_records_are_reported_and_the_others_load(dataset):
     lines = [json.dumps(good), "not json", json.dumps({**good, "instance_id": "no-f2p", "FAIL_TO_PASS": None} | {}),
              json.dumps({k: v for k, v in good.items() if k != "base_commit"} | {"instance_id": "x"}),
              json.dumps({**good, "instance_id": "elsewhere", "repo": "other/repo"}), json.dumps(good),
-             json.dumps({**good, "instance_id": "django-ish", "log_parser": "parse_log_django"})]
+             json.dumps({**good, "instance_id": "nose-ish", "log_parser": "parse_log_nose"})]
     (dataset / "records.jsonl").write_text("\n".join(lines) + "\n")
     data = load_swe_evo(dataset / "records.jsonl", repos_dir=dataset / "repos")
     assert [i.instance_id for i in data.instances] == ["example__widgets_v1.0.0_v1.1.0"]
@@ -65,7 +65,7 @@ def test_bad_records_are_reported_and_the_others_load(dataset):
     assert "lacks base_commit" in messages[2]
     assert "no local repository for 'other/repo'" in messages[3] and "other__repo" in messages[3]
     assert "duplicate instance_id" in messages[4]
-    assert "unknown log_parser 'parse_log_django' — choose one of:" in messages[5]
+    assert "unknown log_parser 'parse_log_nose' — choose one of:" in messages[5]
 
 
 def test_a_record_without_repository_says_how_to_give_one(dataset):

@@ -183,18 +183,7 @@ class ImageStore:
         Only ``env`` images are evicted (never the base or loaded archives); an image a container
         still uses is skipped. Sizes count each image's own layers (its size minus its base's).
         """
-        index = self._read_index()
-        images = self.client.images.list(filters={"label": f"{ROLE}=env"})
-        base_sizes: dict[str, int] = {}
-        entries = []
-        for image in images:
-            base_id = image.labels.get("evoci.base", "")
-            if base_id not in base_sizes:
-                base = self._find(base_id) if base_id else None
-                base_sizes[base_id] = base.attrs.get("Size", 0) if base is not None else 0
-            own = max(0, image.attrs.get("Size", 0) - base_sizes[base_id])
-            last = max((index.get(t, {}).get("last_used", 0.0) for t in image.tags), default=0.0)
-            entries.append((last, own, image))
+        entries = self._env_images()
         total = sum(own for _, own, _ in entries)
         removed: list[str] = []
         for last, own, image in sorted(entries, key=lambda e: e[0]):
@@ -212,6 +201,25 @@ class ImageStore:
             log.info("evicted %s (%.0f MB, last used %s)", image.tags or image.id, own / 1e6, _ago(last))
         self._forget(removed)
         return removed
+
+    def own_sizes(self) -> dict[str, int]:
+        """Each task image's own bytes (its size minus its base's), by its first tag: what eviction counts."""
+        return {(image.tags or [image.id])[0]: own for _, own, image in self._env_images()}
+
+    def _env_images(self) -> list[tuple[float, int, object]]:
+        """(last use, own bytes, image) for every ``env`` image, each measured against its own base."""
+        index = self._read_index()
+        base_sizes: dict[str, int] = {}
+        entries = []
+        for image in self.client.images.list(filters={"label": f"{ROLE}=env"}):
+            base_id = image.labels.get("evoci.base", "")
+            if base_id not in base_sizes:
+                base = self._find(base_id) if base_id else None
+                base_sizes[base_id] = base.attrs.get("Size", 0) if base is not None else 0
+            own = max(0, image.attrs.get("Size", 0) - base_sizes[base_id])
+            last = max((index.get(t, {}).get("last_used", 0.0) for t in image.tags), default=0.0)
+            entries.append((last, own, image))
+        return entries
 
     # -- the last-use index --------------------------------------------------------------------
 
