@@ -7,8 +7,9 @@ on the base, and keeps the pair when n(c*) − n(c0) ≥ ``min_gap``. Pairs are 
 ``concurrency`` at a time. Every pair, kept or rejected with its reason, is a row of
 ``curation_pairs``; the kept ones are written as a dataset JSONL that ``evoci run`` reads.
 
-Resumable: the nodes are evolve's (prepare, test) with their persisted, keyed results, and the
-curation run's id comes from the repositories and the config, so the same command resumes.
+Resumable: the nodes are SWE-CI's, shared with ``evolve`` (``evoci.tasks.swe_ci``: prepare, and
+test with self-repair), with their persisted, keyed results, and the curation run's id comes
+from the repositories and the config, so the same command resumes.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from prefect.logging import get_run_logger
 from evoci.curation import Candidate, CurateConfig, candidates
 from evoci.domain import RunConfig, SandboxConfig, TaskSpec, stable_hash
 from evoci.errors import InputError
-from evoci.flows.evolve import _nodes, _oracle_with_repairs, _passed
 from evoci.runtime import RunContext
 from evoci.store import transaction
+from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
 
 
 @flow(name="curate", flow_run_name="curate-{run_id}")
@@ -65,16 +66,16 @@ def _check_pair(task_id: str, repo: str, candidate: Candidate, config: CurateCon
     span = candidate.span
     task = TaskSpec(task_id=task_id, repo=repo, base_ref=span.base_sha, oracle_ref=span.oracle_sha,
                     tests_dir=config.tests_dir)
-    nodes = _nodes(run)
+    nodes = run_nodes(run)
     try:
         prepared = nodes["prepare"](task, run)
-        oracle, prepared = _oracle_with_repairs(nodes, prepared, run)
+        oracle, prepared = oracle_with_repairs(nodes, prepared, run)
         targets = sorted(oracle.passed())
         base = nodes["test"](prepared, run, "0", prepared.start_sha) if targets else None
     except InputError as exc:
         _record(run, repo, candidate, status="rejected", reason=f"input_error: {exc}", task_id=task_id)
         return None
-    n_oracle, n_base = len(targets), _passed(base, targets) if base else None
+    n_oracle, n_base = len(targets), passed_targets(base, targets) if base else None
     gap = n_oracle - n_base if base else None
     if not targets:
         reason = f"no_oracle_tests: no test passes on the oracle (its run ended {oracle.status.value})"

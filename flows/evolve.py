@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -25,14 +24,11 @@ from evoci.errors import DriftError, InfrastructureError, InputError, ProviderRe
 from evoci.identity import RESOLVED, task_identity
 from evoci.progress import Event, emit
 from evoci.runtime import Prepared, RunContext
-from evoci.sandbox.repair import own_packages, repair_step
 from evoci.store import IterationRow, TaskRow
-from evoci.tasks.agents import architect_task, programmer_task
-from evoci.tasks.identity import claim_run_task, claim_task
-from evoci.tasks.prepare import prepare_task
-from evoci.tasks.quality import ORACLE_ITERATION, quality_task
+from evoci.tasks.identity import claim_run_task
+from evoci.tasks.quality import ORACLE_ITERATION
 from evoci.tasks.quality import record as record_quality
-from evoci.tasks.test import ORACLE, test_task
+from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
 
 
 class TaskSummary(BaseModel):
@@ -72,7 +68,7 @@ def record_run(run: RunContext, dataset_tasks: int | None = None) -> None:
 def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
     log = get_run_logger()
     facts, config = run.facts, run.config
-    nodes = _nodes(run)
+    nodes = run_nodes(run)
     row = TaskRow(run.run_id, task.task_id, task.protocol, "running", repo=task.repo, base_ref=task.base_ref,
                   oracle_ref=task.oracle_ref, metadata=task.metadata, spec=task_identity(task))
     try:
@@ -82,7 +78,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         prepared: Prepared = nodes["prepare"](task, run)
         prepared = prepared.model_copy(update={"environment": prepared.environment.with_requirements(task.extra_requirements)})
         prepared = _with_task_image(prepared)
-        oracle, prepared = _oracle_with_repairs(nodes, prepared, run)
+        oracle, prepared = oracle_with_repairs(nodes, prepared, run)
         nodes["claim"](run, TaskRow(**{**row.__dict__, "base_sha": prepared.base_sha, "oracle_sha": prepared.oracle_sha,
                                        "environment_hash": prepared.environment.content_hash}), "resolved", RESOLVED)
         targets = sorted(oracle.passed())
@@ -99,12 +95,12 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
             facts.task_status(run.run_id, task.task_id, "invalid", invalid)
             emit(Event(run.run_id, task.task_id, "invalid", message=invalid))
             return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="invalid", targets=len(targets),
-                               passed=_passed(report, targets), reason=invalid)
+                               passed=passed_targets(report, targets), reason=invalid)
         quality = [_quality(nodes, prepared, run, ORACLE_ITERATION, prepared.oracle_sha),
                    _quality(nodes, prepared, run, 0, prepared.start_sha)]
         sha, iteration = prepared.start_sha, 0
-        emit(Event(run.run_id, task.task_id, "iteration", 0, _passed(report, targets), len(targets), config.max_iterations))
-        while _passed(report, targets) < len(targets) and iteration < config.max_iterations:
+        emit(Event(run.run_id, task.task_id, "iteration", 0, passed_targets(report, targets), len(targets), config.max_iterations))
+        while passed_targets(report, targets) < len(targets) and iteration < config.max_iterations:
             iteration += 1
             started, t0 = _now(), time.monotonic()
             arch = nodes["architect"](prepared, run, iteration, sha, report, targets)
@@ -115,7 +111,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
                     architect=arch.outcome, programmer=prog.outcome, tampered=prog.tampered_files,
                     discarded=arch.discarded_files)
             quality.append(_quality(nodes, prepared, run, iteration, sha))
-            emit(Event(run.run_id, task.task_id, "iteration", iteration, _passed(report, targets), len(targets),
+            emit(Event(run.run_id, task.task_id, "iteration", iteration, passed_targets(report, targets), len(targets),
                        config.max_iterations))
     except DriftError as exc:
         # The recorded results stay as they are: no status of theirs is touched.
@@ -139,29 +135,13 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
         raise
     record_quality(run, task.task_id, [q for q in quality if q])
-    passed = _passed(report, targets)
+    passed = passed_targets(report, targets)
     facts.task_status(run.run_id, task.task_id, "done")
     log.info("task %s: %d of %d target tests pass after %d iteration(s)%s", task.task_id, passed, len(targets),
              iteration, " — solved" if passed == len(targets) else "")
     emit(Event(run.run_id, task.task_id, "done", iteration, passed, len(targets), config.max_iterations))
     return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="done", iterations=iteration,
                        passed=passed, targets=len(targets))
-
-
-def _nodes(run: RunContext) -> dict:
-    """The node tasks, persisting results under this run's home (so retries find them)."""
-    storage = run.paths.results
-    storage.mkdir(parents=True, exist_ok=True)
-    options = dict(result_storage=storage, retries=run.config.node_retries,
-                   retry_delay_seconds=run.config.retry_delays_s)
-    return {
-        "prepare": prepare_task.with_options(**options),
-        "test": test_task.with_options(**options),
-        "architect": architect_task.with_options(**options),
-        "programmer": programmer_task.with_options(**options),
-        "claim": claim_task.with_options(retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s),
-        "quality": quality_task.with_options(**options),
-    }
 
 
 def _with_task_image(prepared: Prepared) -> Prepared:
@@ -181,36 +161,11 @@ def _quality(nodes: dict, prepared: Prepared, run: RunContext, iteration: int, s
     return None
 
 
-def _oracle_with_repairs(nodes: dict, prepared: Prepared, run: RunContext) -> tuple[TestReport, Prepared]:
-    """Run the oracle's tests; while they miss a module, add its distribution and rebuild.
-
-    SWE-CI's curation step 3, bounded by ``max_repairs``; each round is recorded in
-    ``environment_repairs``. Deterministic, so a resumed run repeats it from the cache.
-    """
-    report: TestReport = nodes["test"](prepared, run, ORACLE, prepared.oracle_sha)
-    own = own_packages(Path(prepared.oracle_dir))
-    for attempt in range(1, run.config.max_repairs + 1):
-        spec, records = repair_step(prepared.environment, report, attempt, exclude=own)
-        if not records:
-            break
-        get_run_logger().info("task %s: the oracle's tests miss %s — adding %s and rebuilding the environment",
-                              prepared.task.task_id, ", ".join(r.module for r in records),
-                              ", ".join(r.distribution for r in records))
-        run.facts.repairs(run.run_id, prepared.task.task_id, records, spec.content_hash)
-        prepared = prepared.model_copy(update={"environment": spec})
-        report = nodes["test"](prepared, run, ORACLE, prepared.oracle_sha)
-    return report, prepared
-
-
-def _passed(report: TestReport, targets: list[str]) -> int:
-    return sum(1 for o in report.outcomes_for(targets).values() if o == "passed")
-
-
 def _invalid(oracle: TestReport, base: TestReport, targets: list[str]) -> str | None:
     """Why the task cannot be scored, or None. The views flag the same conditions."""
     if not targets:
         return f"no test passes on the oracle (its test run ended {oracle.status.value}) — check the task's test command and environment"
-    if _passed(base, targets) == len(targets):
+    if passed_targets(base, targets) == len(targets):
         return f"no gap: all {len(targets)} target tests already pass on the base (n(c*) = n(c0))"
     return None
 
