@@ -7,9 +7,19 @@ reports from the same run:
   - harness overhead per iteration: iteration wall time minus the test run and the agents' own
     time (`iterations.wall_s − test_s − architect_s − programmer_s`), median and 90th percentile;
   - the DuckDB file and the Prefect database after the run;
-  - wall time, and the speed-up of each concurrency against concurrency 1 for the same tasks.
+  - wall time of the whole command and of the benchmark flow (``runs.created_at`` →
+    ``finished_at``: without the Prefect server's start), and the speed-up of each concurrency
+    against concurrency 1 for the same tasks (on the flow's time);
+  - the machine's 1-minute load average during the run (mean of samples every 5 s; it counts
+    this run's own processes too).
 
     .venv/bin/python benchmarks/scale.py --tasks 1 10 50 --concurrency 1 2 4 --iterations 10
+
+``--test-seconds S`` makes the tasks test-bound: every test run also runs a test that spins the
+CPU for about S seconds (a fixed count of pure-Python arithmetic steps, calibrated once on this
+machine before the runs, so every run does the same work):
+
+    .venv/bin/python benchmarks/scale.py --tasks 4 --concurrency 1 2 --iterations 10 --test-seconds 3
 
 Code quality is off (it measures pylint, not the harness). Timings on shared machines are noisy.
 """
@@ -23,26 +33,67 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import git
 
 
-def make_task_repo(path: Path, index: int, iterations: int) -> None:
-    """A library ``lib<index>`` whose commit k adds function f<k> and its test (commit 0: f0 only)."""
+def spin(steps: int) -> int:
+    """Pure-Python arithmetic, ``steps`` times: the test-bound tasks' CPU work (also used to calibrate it)."""
+    total = 0
+    for i in range(steps):
+        total = (total * 31 + i) % 1_000_003
+    return total
+
+
+def steps_for(seconds: float) -> int:
+    """How many ``spin`` steps take about ``seconds`` on one free core here (the best of seven short
+    timings: on a loaded machine the others include waiting for a core)."""
+    sample = 300_000
+    best = min(_timed(spin, sample) for _ in range(7))
+    return max(1, int(sample * seconds / best))
+
+
+def _timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+# The test-bound work, as the generated tasks' test file holds it (the same in every commit).
+WORK_TEST = """\
+STEPS = {steps}
+
+
+def test_cpu_work():
+    total = 0
+    for i in range(STEPS):
+        total = (total * 31 + i) % 1_000_003
+    assert 0 <= total < 1_000_003
+"""
+
+
+def make_task_repo(path: Path, index: int, iterations: int, work_steps: int = 0) -> None:
+    """A library ``lib<index>`` whose commit k adds function f<k> and its test (commit 0: f0 only);
+    with ``work_steps``, every commit also has a test that spins the CPU that many steps."""
     repo = git.Repo.init(path, initial_branch="main")
     with repo.config_writer() as cfg:
         cfg.set_value("user", "name", "evoci-bench").set_value("user", "email", "bench@evoci.invalid")
         cfg.set_value("commit", "gpgsign", "false")
     (path / "tests").mkdir(parents=True, exist_ok=True)
     source, tests = "", f"import lib{index}\n"
+    files = [f"lib{index}.py", "tests/test_lib.py"]
+    if work_steps:
+        (path / "tests" / "test_work.py").write_text(WORK_TEST.format(steps=work_steps))
+        files.append("tests/test_work.py")
     for k in range(iterations + 1):
         source += f"\n\ndef f{k}(x):\n    return x * {k + 2} + {index}\n"
         tests += f"\n\ndef test_f{k}():\n    assert lib{index}.f{k}(1) == {k + 2 + index}\n"
         (path / f"lib{index}.py").write_text(source)
         (path / "tests" / "test_lib.py").write_text(tests)
-        repo.index.add([f"lib{index}.py", "tests/test_lib.py"])
+        repo.index.add(files)
         date = f"2025-01-01T00:{k:02d}:00"
         repo.index.commit(f"add f{k}", author_date=date, commit_date=date)
     repo.create_tag("base", ref="HEAD~" + str(iterations))
@@ -59,10 +110,12 @@ def run_once(dataset: Path, tasks: int, concurrency: int, iterations: int) -> di
     lines = dataset.read_text().splitlines()[:tasks]
     subset = home / "tasks.jsonl"
     subset.write_text("\n".join(lines) + "\n")
+    load = LoadSampler()
     start = time.monotonic()
-    subprocess.run([str(Path(sys.executable).with_name("evoci")), "run", str(subset), "--home", str(home), "--concurrency",
-                    str(concurrency), "--max-iterations", str(iterations)],
-                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with load:
+        subprocess.run([str(Path(sys.executable).with_name("evoci")), "run", str(subset), "--home", str(home),
+                        "--concurrency", str(concurrency), "--max-iterations", str(iterations)],
+                       env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.monotonic() - start
     import duckdb
 
@@ -71,11 +124,38 @@ def run_once(dataset: Path, tasks: int, concurrency: int, iterations: int) -> di
         """select wall_s - coalesce(test_s, 0) - coalesce(architect_s, 0) - coalesce(programmer_s, 0)
            from iterations where iteration >= 1""").fetchall()]
     done = con.execute("select count(*) from tasks where status = 'done'").fetchone()[0]
+    flow_s = con.execute("select epoch(finished_at) - epoch(created_at) from runs").fetchone()[0]
     con.close()
     prefect_db = sum(p.stat().st_size for p in (home / "prefect").glob("*.db*"))
     return {"tasks": tasks, "concurrency": concurrency, "done": done, "iterations": len(overheads), "wall_s": wall,
+            "flow_s": flow_s, "load": load.mean(),
             "overhead_median_s": statistics.median(overheads), "overhead_p90_s": _p90(overheads),
             "duckdb_mb": (home / "evoci.duckdb").stat().st_size / 1e6, "prefect_db_mb": prefect_db / 1e6}
+
+
+class LoadSampler:
+    """The 1-minute load average, sampled every 5 s while the ``with`` block runs."""
+
+    def __init__(self, every_s: float = 5.0):
+        self.every_s, self.samples = every_s, [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> "LoadSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+    def mean(self) -> float:
+        return statistics.fmean(self.samples)
 
 
 def _p90(values: list[float]) -> float:
@@ -88,27 +168,33 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--test-seconds", type=float, default=0.0,
+                        help="make every test run spin the CPU for about this many seconds (test-bound tasks)")
     args = parser.parse_args()
+    steps = steps_for(args.test_seconds) if args.test_seconds > 0 else 0
+    if steps:
+        print(f"test-bound: every test run spins {steps} steps (about {args.test_seconds:g} s here)", flush=True)
     root = Path(tempfile.mkdtemp(prefix="evoci-scale-repos-"))
     dataset = root / "tasks.jsonl"
     with dataset.open("w") as out:
         for i in range(max(args.tasks)):
-            make_task_repo(root / f"lib{i}", i, args.iterations)
+            make_task_repo(root / f"lib{i}", i, args.iterations, steps)
             out.write(json.dumps({"task_id": f"lib{i}", "repo": str(root / f"lib{i}"), "base_ref": "base",
                                   "oracle_ref": "oracle"}) + "\n")
     results = []
-    print("| tasks | concurrency | done | iterations | wall s | speed-up | overhead/iteration median (p90) s | DuckDB MB | Prefect DB MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| tasks | concurrency | done | iterations | wall s | flow s | speed-up (flow) | "
+          "overhead/iteration median (p90) s | DuckDB MB | Prefect DB MB | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for tasks in args.tasks:
         sequential = None
         for concurrency in args.concurrency:
             r = run_once(dataset, tasks, concurrency, args.iterations)
-            sequential = sequential or (r["wall_s"] if concurrency == 1 else None)
-            speedup = f"{sequential / r['wall_s']:.2f}×" if sequential else "—"
+            sequential = sequential or (r["flow_s"] if concurrency == 1 else None)
+            speedup = f"{sequential / r['flow_s']:.2f}×" if sequential else "—"
             results.append(r)
-            print(f"| {tasks} | {concurrency} | {r['done']} | {r['iterations']} | {r['wall_s']:.1f} | {speedup} | "
-                  f"{r['overhead_median_s']:.3f} ({r['overhead_p90_s']:.3f}) | {r['duckdb_mb']:.1f} | {r['prefect_db_mb']:.1f} |",
-                  flush=True)
+            print(f"| {tasks} | {concurrency} | {r['done']} | {r['iterations']} | {r['wall_s']:.1f} | {r['flow_s']:.1f} | "
+                  f"{speedup} | {r['overhead_median_s']:.3f} ({r['overhead_p90_s']:.3f}) | {r['duckdb_mb']:.1f} | "
+                  f"{r['prefect_db_mb']:.1f} | {r['load']:.1f} |", flush=True)
 
 
 if __name__ == "__main__":
