@@ -92,5 +92,19 @@ class ProviderUnavailable(InfrastructureError):
 
 
 def is_infrastructure(exc: BaseException | None) -> bool:
-    """True when ``exc`` is an infrastructure failure that deserves a retry."""
-    return isinstance(exc, InfrastructureError)
+    """True when ``exc`` is an infrastructure failure that deserves a retry.
+
+    Besides evoci's own, that is Prefect's API answering 5xx or 429 after its client's own
+    retries: its SQLite database stayed locked under many concurrent writers, say. Nothing the
+    agent did can cause that, so it is never an agent's outcome nor a reason to give up.
+    """
+    return isinstance(exc, InfrastructureError) or _orchestration_unavailable(exc)
+
+
+def _orchestration_unavailable(exc: BaseException | None) -> bool:
+    from prefect.exceptions import PrefectHTTPStatusError
+
+    if not isinstance(exc, PrefectHTTPStatusError):
+        return False
+    status = exc.response.status_code
+    return status >= 500 or status == 429

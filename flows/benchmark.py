@@ -90,6 +90,9 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
     summaries, failed, stopped = each_in_subflows(
         evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
         run.db, stop=lambda summary: summary.reason if summary.stops_run else None)
+    for task_id, exc in failed:
+        if is_infrastructure(exc):  # a subflow that could not even start recorded nothing itself
+            run.facts.quick().failure(run.run_id, task_id=task_id, node="flow", kind="infrastructure", error=exc)
     run.facts.run_finished(run.run_id)
     publish_run(run)  # summary, task table and plots on the run's page; never raises
     if stopped:
