@@ -41,11 +41,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def config_drift(run_id: str, recorded: dict[str, Any], config: RunConfig) -> DriftError:
-    """The error for a run id recorded with another config (``recorded``: its stored RunConfig)."""
+def config_drift(run_id: str, recorded: dict[str, Any], config: RunConfig, *, recorded_dataset: str | None = None,
+                 dataset: str | None = None) -> DriftError:
+    """The error for a run id recorded with another config or dataset (``recorded``: its stored RunConfig).
+
+    A protocol whose run name carries its dataset's content hash (SWE-EVO, NITR, SWE-Bench-CL)
+    gets a new run id for a changed dataset; only an explicit ``--run-id`` can meet the old one.
+    """
     current = config.identity()
     # Compare what the config hash covers: the keys that never shape results are left out.
     found = changes({k: v for k, v in recorded.items() if k in current}, current)
+    if recorded_dataset is not None and dataset is not None and recorded_dataset != dataset:
+        found.insert(0, f"dataset: {recorded_dataset} → {dataset}")
     found = found or ["the config hash (recorded by another evoci version)"]
     return DriftError(
         f"run {run_id} already holds results made with a different config ({'; '.join(found)}) — its results are "
@@ -63,7 +70,7 @@ def check_run(db: Path, run_id: str, config: RunConfig) -> None:
     with reading(Path(db)) as con:
         row = con.execute("select config_hash, config from runs where run_id = ?", [run_id]).fetchone()
     if row and row[0] != config.config_hash():
-        raise config_drift(run_id, json.loads(row[1]), config)
+        raise config_drift(run_id, json.loads(row[1]), config)  # the dataset is compared when the run claims its id
 
 
 def task_drift(run_id: str, task_id: str, found: list[str]) -> DriftError:

@@ -99,7 +99,8 @@ def inject_fault(home: str, node: str, iteration: int | str) -> None:
 
     ``EVOCI_INJECT_FAULTS="test@3x2,programmer@1"`` makes the test node of iteration 3
     raise an infrastructure error the first 2 times it runs, and the programmer of
-    iteration 1 once. Counts persist under the home folder, so they span processes.
+    iteration 1 once; ``programmer-paid@1`` fails the programmer after its agent ran (its calls are
+    paid). Counts persist under the home folder, so they span processes.
     """
     spec = os.environ.get("EVOCI_INJECT_FAULTS", "")
     for item in filter(None, (s.strip() for s in spec.split(","))):

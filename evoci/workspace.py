@@ -57,7 +57,9 @@ def open_source(repo: str) -> git.Repo:
 def resolve(source: git.Repo, ref: str, what: str) -> str:
     """The commit SHA ``ref`` names in ``source``, or a TaskSpecError naming the ref."""
     try:
-        return source.commit(ref).hexsha
+        commit = source.commit(ref)
+        commit.tree  # GitPython takes a full SHA on trust; reading the object proves the commit is there
+        return commit.hexsha
     except (git.BadName, ValueError, git.GitCommandError) as exc:
         raise TaskSpecError(
             f"{what} ref {ref!r} does not exist in {source.working_dir or source.git_dir} "

@@ -24,7 +24,8 @@ from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig, TaskSpec
 from evoci.errors import ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
-from evoci.flows.evolve import TaskSummary, evolve, record_run
+from evoci.flows.evolve import TaskSummary, evolve
+from evoci.tasks.identity import record_run
 
 
 def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: int, *args: Any,
@@ -81,7 +82,7 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         config = config.model_copy(update={"sandbox": SandboxBlock.load(sandbox_block).config()})
     run = RunContext.create(config, dataset_name(dataset), home=home, db=db)
     data = load_dataset(dataset, run.paths)
-    record_run(run, dataset_tasks=len(data.tasks) + len(data.errors))
+    record_run(run, dataset_tasks=len(data.tasks) + len(data.errors), max_iterations=config.max_iterations)
     for error in data.errors:
         log.error("skipped: %s", error)
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)

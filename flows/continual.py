@@ -72,7 +72,8 @@ def continual(dataset: str = "swe-bench-cl-demo", config: RunConfig = RunConfig(
                                  environments=environments, home=home)
     run = RunContext.create(config, name, home=home, db=db)
     recorder = CLRecorder(run)
-    recorder.run_started(name, max((s.n for s in data.sequences), default=0), data.errors)
+    issues, n_max = sum(len(s.issues) for s in data.sequences), max((s.n for s in data.sequences), default=0)
+    recorder.run_started(issues, n_max, data.errors)
     for error in data.errors:
         log.error("skipped: %s", error)
     store = Memory(run.db, run.run_id, make_embedder(embedding), memory)

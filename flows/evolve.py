@@ -25,7 +25,7 @@ from evoci.identity import RESOLVED, task_identity
 from evoci.progress import Event, emit
 from evoci.runtime import Prepared, RunContext
 from evoci.store import IterationRow, TaskRow
-from evoci.tasks.identity import claim_run_task
+from evoci.tasks.identity import record_run
 from evoci.tasks.quality import ORACLE_ITERATION
 from evoci.tasks.quality import record as record_quality
 from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
@@ -59,12 +59,6 @@ def evolve(task: TaskSpec, config: RunConfig = RunConfig(), dataset: str = "adho
         publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
 
 
-def record_run(run: RunContext, dataset_tasks: int | None = None) -> None:
-    """Claim the run id for this config (a DriftError names what differs from the recorded run)."""
-    claim_run_task.with_options(retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)(
-        run, dataset_tasks)
-
-
 def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
     log = get_run_logger()
     facts, config = run.facts, run.config
@@ -72,7 +66,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
     row = TaskRow(run.run_id, task.task_id, task.protocol, "running", repo=task.repo, base_ref=task.base_ref,
                   oracle_ref=task.oracle_ref, metadata=task.metadata, spec=task_identity(task))
     try:
-        record_run(run)
+        record_run(run, max_iterations=config.max_iterations)
         nodes["claim"](run, row, "spec")
         emit(Event(run.run_id, task.task_id, "prepare", max_iterations=config.max_iterations))
         prepared: Prepared = nodes["prepare"](task, run)

@@ -61,7 +61,7 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
     """Every attempt at one probe: its steps, its grade, its facts."""
     run = RunContext.create(config, dataset, home=home, db=db)
     nodes, recorder = _nodes(run), ProbeRecorder(run, probe)
-    record_nitr_run(run, dataset)
+    record_nitr_run(run)
     recorder.start()
     try:
         for attempt in range(run.config.attempts):
@@ -103,7 +103,7 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
     suite = load_suite(suite_root(source), select)
     dataset = run_dataset_name(source, suite)
     run = RunContext.create(config, dataset, home=home, db=db)
-    record_nitr_run(run, dataset)
+    record_nitr_run(run, len(suite.probes) + len(suite.errors))
     for error in suite.errors:
         log.error("skipped: %s", error)
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)

@@ -61,7 +61,7 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
     data, name = load_evo_dataset(dataset, config, repos=repos, home=home)
     run = RunContext.create(config, name, home=home, db=db)
     recorder = EvoRecorder(run)
-    recorder.run_started(name, data.errors)
+    recorder.run_started(len(data.instances), data.errors)
     for error in data.errors:
         log.error("skipped: %s", error)
     log.info("run %s: %d SWE-EVO instance(s) of %s, agent %s, %d at once", run.run_id, len(data.instances), name,

@@ -47,4 +47,9 @@ fi
 bash scripts/cpp-tools.sh || echo "test: cmake/g++/GoogleTest unavailable; the C++ NITR tests will be skipped" >&2
 
 # pytest exits 5 when it ran no test: that is a failure here, and set -e makes it one.
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Two worker processes (EVOCI_TEST_WORKERS; 0 runs in this process): most tests wait on
+# subprocesses and servers, so two share 2 cores well. Docker tests take turns (tests/serial.py).
+workers="${EVOCI_TEST_WORKERS:-2}"
+parallel=()
+if [ "$workers" != "0" ]; then parallel=(-n "$workers"); fi
+.venv/bin/python -m pytest -q -p no:cacheprovider "${parallel[@]}" "$@"

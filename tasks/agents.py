@@ -145,6 +145,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
             outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement))
         finally:
             sandbox.cleanup()
+        inject_fault(run.home, "programmer-paid", iteration)  # a node that fails after its model calls were paid
     planted = workspace.purge_nested_git()  # a .git anywhere in the tree: git config, hooks, links
     tampered = sorted({*planted, *workspace.restore(prepared.start_sha, prepared.task.tests_dir)})
     changed = workspace.changed_files()

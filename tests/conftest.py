@@ -1,8 +1,20 @@
-"""Session-wide set-up: a real Prefect server for the flow tests (started once)."""
+"""Session-wide set-up: a real Prefect server for the flow tests (started once per test process).
+
+The suite runs in two processes (pytest-xdist, ``scripts/test.sh``). Each has its own Prefect
+home and evoci home, so neither waits on the other's SQLite or DuckDB file, and the tests that
+need the Docker engine take turns (``tests.serial``): the image store and the container checks
+see only their own work.
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _worker:  # before Prefect is imported: it reads PREFECT_HOME once
+    os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix=f"evoci-test-prefect-{_worker}-")
+    os.environ["EVOCI_HOME"] = tempfile.mkdtemp(prefix=f"evoci-test-home-{_worker}-")
 
 # Read by Prefect at import: quiet, and patient with a busy 2-core machine.
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -23,10 +35,42 @@ def prefect_server():
         yield PREFECT_API_URL.value()
 
 
+@pytest.fixture(autouse=True)
+def one_docker_test_at_a_time(request, tmp_path_factory):
+    """A Docker test runs while no other worker runs one (``tests.serial``)."""
+    if request.node.get_closest_marker("docker") is None:
+        yield
+        return
+    from tests.serial import docker_turn
+
+    with docker_turn(tmp_path_factory):
+        yield
+
+
+_ran_docker: list[str] = []
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("docker"):
+        _ran_docker.append(item.nodeid)
+
+
 @pytest.fixture(scope="session", autouse=True)
-def no_evoci_containers_left():
-    """After the whole suite, no container labelled by evoci may remain (when an engine runs)."""
+def no_evoci_containers_left(tmp_path_factory):
+    """After the whole suite, no container labelled by evoci may remain (when an engine runs).
+
+    Checked by the process that ran Docker tests, in its turn: another may still be running one.
+    """
     yield
+    if _worker and not _ran_docker:
+        return
+    from tests.serial import docker_turn
+
+    with docker_turn(tmp_path_factory):
+        _check_no_containers()
+
+
+def _check_no_containers() -> None:
     try:
         from evoci.sandbox.docker import connect
 

@@ -59,7 +59,7 @@ def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest:
             changed.add(_rel(path, dest))
     # The tree's own pytest configuration is never read (the reference's is passed with -c):
     # a different one is a difference all the same.
-    mine, source = _configuration(dest)
+    mine, source = configuration(dest)
     if source and mine != runner_config(reference):
         changed.add(source)
     return sorted(changed)
@@ -72,10 +72,10 @@ def runner_config(reference: Path) -> str:
     given, pytest never looks above the tree for a configuration (a ``pyproject.toml`` of the
     project evoci's home sits in would otherwise become the rootdir and rename every test id).
     """
-    return _configuration(reference)[0]
+    return configuration(reference)[0]
 
 
-def _configuration(root: Path) -> tuple[str, str | None]:
+def configuration(root: Path) -> tuple[str, str | None]:
     """(the pytest configuration under ``root`` as ini text, the file it came from or None)."""
     for name in ("pytest.ini", ".pytest.ini"):
         if (root / name).is_file():

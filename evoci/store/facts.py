@@ -126,11 +126,14 @@ class Facts:
     # -- claims: read, compare, write -----------------------------------------------------
     def claim_run(self, run_id: str, *, protocol: str, dataset: str, max_iterations: int | None,
                   config_hash: str, config: dict[str, Any], dataset_tasks: int | None = None) -> dict[str, Any] | None:
-        """Record the run if it is new; if it exists with another config hash, return its recorded config."""
+        """Record the run if it is new; if it exists with another config hash or dataset, return what it recorded.
+
+        The answer is ``{"config": <recorded RunConfig>, "dataset": <recorded dataset name>}``.
+        """
         with self._transaction() as con:
-            row = con.execute("select config_hash, config from runs where run_id = ?", [run_id]).fetchone()
-            if row and row[0] != config_hash:
-                return json.loads(row[1])
+            row = con.execute("select config_hash, config, dataset from runs where run_id = ?", [run_id]).fetchone()
+            if row and (row[0] != config_hash or row[2] != dataset):
+                return {"config": json.loads(row[1]), "dataset": row[2]}
             for sql, params in _run(run_id, protocol, dataset, max_iterations, config_hash, config, dataset_tasks):
                 con.execute(sql, params)
         return None

@@ -23,6 +23,7 @@ from evoci.swe_bench_cl.memory import Retrieved
 from evoci.swe_bench_cl.report import publish_cl
 from evoci.swe_evo.agents import Prediction
 from evoci.swebench.grade import Grade
+from evoci.tasks.identity import record_run
 
 PROTOCOL = "swe-bench-cl"
 
@@ -31,10 +32,10 @@ PROTOCOL = "swe-bench-cl"
 class CLRecorder:
     run: RunContext
 
-    def run_started(self, dataset: str, n_max: int, errors: list[DatasetError]) -> None:
+    def run_started(self, issues: int, n_max: int, errors: list[DatasetError]) -> None:
+        """Claim the run id (a DriftError if it holds another config or dataset); record the bad lines."""
         run = self.run
-        run.facts.run(run.run_id, protocol=PROTOCOL, dataset=dataset, max_iterations=n_max,
-                      config_hash=run.config.config_hash(), config=run.config.model_dump(mode="json"))
+        record_run(run, dataset_tasks=issues + len(errors), max_iterations=n_max)
         for error in errors:
             run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
 

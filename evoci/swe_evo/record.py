@@ -16,6 +16,7 @@ from evoci.swe_evo.agents import Prediction
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.report import publish_swe_evo
 from evoci.swebench.grade import Grade
+from evoci.tasks.identity import record_run
 
 
 def now() -> datetime:
@@ -26,10 +27,10 @@ def now() -> datetime:
 class EvoRecorder:
     run: RunContext
 
-    def run_started(self, dataset: str, errors: list[DatasetError]) -> None:
+    def run_started(self, instances: int, errors: list[DatasetError]) -> None:
+        """Claim the run id (a DriftError if it holds another config or dataset); record the bad records."""
         run = self.run
-        run.facts.run(run.run_id, protocol="swe-evo", dataset=dataset, max_iterations=1,
-                      config_hash=run.config.config_hash(), config=run.config.model_dump(mode="json"))
+        record_run(run, dataset_tasks=instances + len(errors), max_iterations=1)
         for error in errors:
             run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
 

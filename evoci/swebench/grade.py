@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from evoci.errors import HarnessTimeout, SandboxError
 from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.swebench.parsers import get_parser, uses_json_report
-from evoci.swebench.tree import is_test_code, make_grading_tree
+from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_grading_tree
 
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
@@ -85,7 +85,7 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
     report = f".evoci/report-{secrets.token_hex(6)}.json"
     sandbox = open_tree(tree.path)
     try:
-        result = sandbox.exec(["bash", "-c", request.test_cmds], env=_test_env(request, report),
+        result = sandbox.exec(["bash", "-c", request.test_cmds], env=_test_env(request, report, sandbox.visible_root),
                               timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)
         log = _read(sandbox, report) if uses_json_report(request.log_parser) else f"{result.stdout}\n{result.stderr}"
         parsed = parse(log)
@@ -116,9 +116,13 @@ def sabotage_flags(patch: str, pythonpath: list[str]) -> list[str]:
     return flags_in_diff(patch, tuple(pythonpath), include=lambda path: not is_test_code(path))
 
 
-def _test_env(request: GradeRequest, report: str) -> dict[str, str]:
-    """Plugins load only when named (the agent's installed packages cannot hook into pytest)."""
-    options = ["-p", "no:cacheprovider"]
+def _test_env(request: GradeRequest, report: str, root: str) -> dict[str, str]:
+    """Plugins load only when named (the agent's installed packages cannot hook into pytest).
+
+    pytest reads the tree's clean configuration (``RUNNER_CONFIG_FILE``), never the agent's
+    ``pyproject.toml`` or ``setup.cfg`` settings; the rootdir stays the tree's root.
+    """
+    options = ["-c", f"{root}/{RUNNER_CONFIG_FILE}", f"--rootdir={root}", "-p", "no:cacheprovider"]
     for plugin in request.pytest_plugins:
         options += ["-p", plugin]
     if uses_json_report(request.log_parser):

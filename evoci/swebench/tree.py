@@ -13,7 +13,12 @@ source files, never its grade, so ``make_grading_tree``:
 4. applies the ``test_patch``;
 5. removes every start-up hook the clean base + ``test_patch`` tree does not have:
    ``conftest.py``, ``sitecustomize.py``, ``usercustomize.py``, ``*.pth`` files and
-   ``*.dist-info`` / ``*.egg-info`` folders.
+   ``*.dist-info`` / ``*.egg-info`` folders;
+6. writes the clean base + ``test_patch``'s pytest configuration to ``RUNNER_CONFIG_FILE``,
+   which the grader passes with ``-c``: pytest settings the agent wrote into ``pyproject.toml``
+   or ``setup.cfg`` (files it may otherwise change: they hold its package's metadata), such as
+   ``addopts = -p its_plugin``, are never read. A tree whose own configuration differs records
+   that file as overridden.
 
 Every path of the agent's work that grading overrode or removed is returned, so it is recorded.
 """
@@ -32,12 +37,17 @@ from pathlib import Path, PurePosixPath
 import git
 
 from evoci.errors import InputError
+from evoci.grading.tree import configuration, runner_config
 
 HOOK_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 HOOK_SUFFIXES = (".pth",)
 HOOK_DIR_SUFFIXES = (".dist-info", ".egg-info")
 RUNNER_CONFIG = frozenset({"pytest.ini", ".pytest.ini", "tox.ini"})
 TEST_DIRS = frozenset({"test", "tests", "testing"})
+# Where pytest reads its configuration (evoci.grading.tree.configuration's order); at the root only.
+CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+# At the tree's root, so ini-relative settings (pythonpath, testpaths) mean what they meant.
+RUNNER_CONFIG_FILE = ".evoci-pytest.ini"
 _DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 
 
@@ -90,7 +100,32 @@ def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | 
     tree = GradingTree(path, patch_applied=method is not None, apply_method=method, apply_error=error)
     if method is not None:
         tree.overridden = restore_tests_and_remove_hooks(path, source, base_sha, patch_paths(patch), test_patch)
+        clean = clean_runner_config(source, base_sha, test_patch)
+        mine, found_in = configuration(path)
+        if found_in and mine != clean:
+            tree.overridden = sorted({*tree.overridden, found_in})
+        (path / RUNNER_CONFIG_FILE).write_text(clean)
     return tree
+
+
+def clean_runner_config(source: git.Repo, base_sha: str, test_patch: str) -> str:
+    """The pytest configuration of the clean base with the ``test_patch`` applied, as ini text."""
+    base = source.commit(base_sha).tree
+    touched = sorted(patch_paths(test_patch) & set(CONFIG_FILES))
+    with tempfile.TemporaryDirectory(prefix="evoci-config-") as folder:
+        root = Path(folder) / "tree"
+        root.mkdir()
+        for name in CONFIG_FILES:
+            try:
+                (root / name).write_bytes(base[name].data_stream.read())
+            except KeyError:
+                continue
+        if touched:
+            method, error = _apply(root, test_patch, ("git apply", [f"--include={name}" for name in touched]))
+            if method is None:
+                raise InputError(f"the record's test_patch does not apply to its base commit's {', '.join(touched)} "
+                                 f"({error.strip()[:300]}) — fix the record's base_commit or test_patch")
+        return runner_config(root)
 
 
 def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, changed: set[str],

@@ -117,6 +117,9 @@ def test_memory_off_core_matrix_attempts_4n_minus_2_cells_and_stores_nothing(hom
     assert (acc, ft, bwt, cl_p, missing) == (1.0, 0.0, 0.0, 1.0, N * (N + 1) // 2 - N - (N - 1))
     assert query(db, "select count(*) from cl_experiences where run_id = ?", [run_id]) == [(0,)]
     assert query(db, "select count(*) from cl_retrievals where run_id = ?", [run_id]) == [(0,)]
+    # the run knows its sequence held N issues, so a run stopped early would say it is partial
+    assert query(db, "select dataset_tasks, tasks_expected, tasks_unscored, complete from runs "
+                     "join run_completeness using (run_id) where run_id = ?", [run_id]) == [(N, N, 0, True)]
     # the flow run's page shows the matrix and the metrics
     with get_client(sync_client=True) as client:
         [artifact] = client.read_artifacts(artifact_filter=ArtifactFilter(

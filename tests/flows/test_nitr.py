@@ -84,6 +84,9 @@ def test_cpp_references_and_hand_computed_rates(tmp_path):
     assert query(db, "select evaluated, n_pass, n_f, n_s, n_b, n_e, pass_rate, s_rate, b_rate, e_rate, "
                      "s_share_of_functional_passes from nitr_runs where run_id = 'mixed'") == [
         (5, 1, 0, 2, 1, 1, 0.2, 0.4, 0.2, 0.2, 2 / 3)]
+    # the run knows its suite held 5 probes, so a run stopped early would say it is partial
+    assert query(db, "select dataset_tasks, tasks_expected, tasks_unscored, complete from runs "
+                     "join run_completeness using (run_id) where run_id = 'mixed'") == [(5, 5, 0, True)]
     # D2 holds the Python reuse probe (Pass) and the C++ one (S): 1/2 each
     assert query(db, "select dimension, evaluated, n_pass, n_s, pass_rate, s_rate from nitr_by_dimension "
                      "where run_id = 'mixed' order by dimension") == [

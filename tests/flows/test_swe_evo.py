@@ -137,9 +137,31 @@ def test_re_running_the_same_command_resumes_from_stored_nodes_without_duplicate
         [*_, latest] = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["swe-evo-swe-evo-demo"])),
                                              sort=FlowRunSort.EXPECTED_START_TIME_ASC)
         states = [t.state.name for t in client.read_task_runs(
-            flow_run_filter=FlowRunFilter(id={"any_": [latest.id]}))]
+            flow_run_filter=FlowRunFilter(id={"any_": [latest.id]})) if t.name != "claim-run"]
     assert len(states) == 9 and set(states) == {"Cached"}  # 3 instances × prepare, agent, test: read back
     assert query(home / "evoci.duckdb", "select count(*) from iterations where run_id = 'resume'") == [(3,)]
+    assert query(home / "evoci.duckdb", "select dataset_tasks, tasks_expected, tasks_unscored, complete from runs "
+                 "join run_completeness using (run_id) where run_id = 'resume'") == [(3, 3, 0, True)]
+
+
+def test_a_run_id_reused_with_another_agent_or_dataset_is_refused_and_its_results_stay(home, tmp_path):
+    from evoci.errors import DriftError
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    run(home, AgentConfig(kind="gold"), run_id="claimed")
+    db = home / "evoci.duckdb"
+    before = query(db, "select task_id, iteration, status from iterations where run_id = 'claimed' order by task_id")
+    with pytest.raises(DriftError, match=r"run claimed already holds results made with a different config.*programmer"):
+        run(home, AgentConfig(kind="empty"), run_id="claimed")
+    records = build_swe_evo_demo(tmp_path / "demo")
+    edited = json.loads(records.read_text())
+    edited[0]["problem_statement"] += "\nOne more line of release notes."  # another dataset: another identity
+    records.write_text(json.dumps(edited))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="gold"), run_id="claimed", test_timeout_s=300)
+    with pytest.raises(DriftError, match=r"dataset: swe-evo-demo-(\w+) → swe-evo-demo-(?!\1)\w+"):
+        swe_evo(str(records), config, home=str(home))
+    assert query(db, "select task_id, iteration, status from iterations where run_id = 'claimed' order by task_id") == before
+    assert query(db, "select resolved_instances from swe_evo_runs where run_id = 'claimed'") == [(3,)]
 
 
 def test_an_infrastructure_failure_of_a_test_node_is_retried_and_never_scored(home, monkeypatch):

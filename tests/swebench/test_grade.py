@@ -70,6 +70,7 @@ class ScriptedSandbox:
         from evoci.sandbox.base import ExecResult
 
         self.workspace, self.results = root, [ExecResult(*r) for r in results]
+        self.visible_root = str(root)
 
     def exec(self, cmd, **kwargs):
         return self.results.pop(0)
@@ -122,3 +123,38 @@ def test_patch_lines_that_reach_into_the_runner_are_flagged_outside_test_code():
         "src/kvconf/parser.py: imports the test runner: import _pytest.runner",
         "src/json.py: shadows the module 'json' of the runner or the standard library",
     ]
+
+
+def _patch_adding(files: dict[str, str], source: git.Repo, base: str) -> str:
+    """A git-format patch that sets each path's content (new files or changed ones)."""
+    import difflib
+
+    out = []
+    tree = source.commit(base).tree
+    for path, text in files.items():
+        try:
+            old = tree[path].data_stream.read().decode()
+            head = f"diff --git a/{path} b/{path}\n"
+            fromfile = f"a/{path}"
+        except KeyError:
+            old, head, fromfile = "", f"diff --git a/{path} b/{path}\nnew file mode 100644\n", "/dev/null"
+        out.append(head + "".join(difflib.unified_diff(old.splitlines(keepends=True), text.splitlines(keepends=True),
+                                                       fromfile, f"b/{path}")))
+    return "".join(out)
+
+
+@pytest.mark.slow
+def test_a_runner_plugin_named_in_the_agents_pyproject_does_not_pass_a_failing_test(instances, tmp_path):
+    instance = instances["kvconf_0.3.0_0.3.1"]
+    source = git.Repo(instance.repo_path)
+    pyproject = source.commit(instance.base_commit).tree["pyproject.toml"].data_stream.read().decode()
+    plugin = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+              "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+    patch = _patch_adding({"pyproject.toml": pyproject.replace('pythonpath = ["src"]',
+                                                               'pythonpath = ["src"]\naddopts = "-p kvpass"'),
+                           "src/kvpass.py": plugin}, source, instance.base_commit)
+    graded = _grade(instance, patch, tmp_path)
+    assert graded.status == "ok" and graded.patch_applied is True
+    assert graded.outcomes["tests/test_parse.py::test_inline_comments_are_stripped"] == "failed"
+    assert "pyproject.toml" in graded.overridden
+    assert graded.integrity_flags  # the hook the patch adds is there for a person to read

@@ -72,8 +72,11 @@ def sandbox(open_sandbox: Callable[..., DockerSandbox], workspace: Path) -> Dock
 
 
 @pytest.fixture(scope="module")
-def no_leftover_containers(docker_client: docker.DockerClient):
-    """After the module, no container labelled evoci=1 may remain."""
+def no_leftover_containers(docker_client: docker.DockerClient, tmp_path_factory):
+    """After the module, no container labelled evoci=1 may remain (checked in this worker's Docker turn)."""
+    from tests.serial import docker_turn
+
     yield
-    left = docker_client.containers.list(all=True, filters={"label": "evoci=1"})
+    with docker_turn(tmp_path_factory):
+        left = docker_client.containers.list(all=True, filters={"label": "evoci=1"})
     assert not left, f"containers left behind: {[c.short_id for c in left]}"

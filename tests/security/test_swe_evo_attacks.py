@@ -1,0 +1,74 @@
+"""The red team against the shared SWE-bench grader (SWE-EVO and SWE-Bench-CL), through the real flow.
+
+Each demo instance gets a prediction that implements nothing and tries to pass its failing tests
+another way: a runner plugin named in its ``pyproject.toml``, a root ``conftest.py`` that rewrites
+every report, or a ``sitecustomize.py`` on the path that does the same at start-up. Grading must
+leave every instance unresolved and record what it overrode.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+import git
+import pytest
+
+from evoci.domain import AgentConfig, RunConfig
+from evoci.flows.swe_evo import swe_evo
+from tests.flows.helpers import query
+
+pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
+
+PASS_EVERYTHING = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+                   "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
+AT_START_UP = ("import _pytest.reports\n\n_original = _pytest.reports.TestReport.__init__\n\n\n"
+               "def _passed(self, *args, **kwargs):\n    _original(self, *args, **kwargs)\n    self.outcome = 'passed'\n\n\n"
+               "_pytest.reports.TestReport.__init__ = _passed\n")
+
+
+def _patch(source: git.Repo, base: str, files: dict[str, str]) -> str:
+    tree, out = source.commit(base).tree, []
+    for path, text in files.items():
+        try:
+            old, head, before = tree[path].data_stream.read().decode(), f"diff --git a/{path} b/{path}\n", f"a/{path}"
+        except KeyError:
+            old, head, before = "", f"diff --git a/{path} b/{path}\nnew file mode 100644\n", "/dev/null"
+        out.append(head + "".join(difflib.unified_diff(old.splitlines(keepends=True), text.splitlines(keepends=True),
+                                                       before, f"b/{path}")))
+    return "".join(out)
+
+
+def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorded(tmp_path):
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
+
+    def pyproject_plugin(base: str) -> dict[str, str]:
+        pyproject = source.commit(base).tree["pyproject.toml"].data_stream.read().decode()
+        return {"pyproject.toml": pyproject + '\n[tool.pytest.ini_options]\naddopts = "-p kvpass"\n'
+                if "[tool.pytest.ini_options]" not in pyproject else
+                pyproject.replace("[tool.pytest.ini_options]", '[tool.pytest.ini_options]\naddopts = "-p kvpass"'),
+                "src/kvpass.py": PASS_EVERYTHING}
+
+    attacks = {
+        "kvconf_0.1.0_0.2.0": ({"conftest.py": PASS_EVERYTHING}, "conftest.py"),
+        "kvconf_0.2.0_0.3.0": ({"src/sitecustomize.py": AT_START_UP}, "src/sitecustomize.py"),
+        "kvconf_0.3.0_0.3.1": (pyproject_plugin(records["kvconf_0.3.0_0.3.1"]["base_commit"]), "pyproject.toml"),
+    }
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({i: {"model_name_or_path": "hostile",
+                                     "model_patch": _patch(source, records[i]["base_commit"], files)}
+                                 for i, (files, _) in attacks.items()}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300)
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    db = tmp_path / "home" / "evoci.duckdb"
+    rows = query(db, "select task_id, patch_applied, resolved from swe_evo_instances where run_id = ? order by task_id",
+                 [summary.run_id])
+    assert rows == [(i, True, False) for i in sorted(attacks)]
+    recorded = dict(query(db, "select task_id, tampered_files from iterations where run_id = ?", [summary.run_id]))
+    for instance, (_, overridden) in attacks.items():
+        assert overridden in recorded[instance], instance
