@@ -33,6 +33,15 @@ left join cost_by_run c using (run_id)
 where r.run_id = $run_id
 """
 
+# A task's digest needs only the run's record: the run-level views read every task of the run,
+# which is a second or more per finished task in a large run, under the results file's lock.
+RUN_RECORD = """
+select r.run_id, r.dataset, r.max_iterations, r.config, r.created_at, r.finished_at,
+       null, null, null, null, null, null, null, null, null, null, null
+from runs r
+where r.run_id = $run_id
+"""
+
 TASKS = """
 select t.task_id, t.task_status, t.n_base, t.n_target, t.max_iterations, t.last_iteration, t.turns, t.solved,
        e.evoscore, e.padded_iterations, z.zero_regression, z.regressed_tests, c.calls, c.cost_usd,
@@ -181,12 +190,16 @@ class RunDigest:
 
 
 def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: float = 1.0) -> RunDigest:
-    """Read one run (or one of its tasks) from the views, read-only; EvoScores at ``gamma``."""
+    """Read one run (or one of its tasks) from the views, read-only; EvoScores at ``gamma``.
+
+    A task's digest leaves the run-level numbers (EvoScore of the run, cost, ...) empty.
+    """
     import json
 
     params = {"run_id": run_id, "task_id": task_id}
     with reading(Path(db)) as con:
-        run = con.execute(RUN, {"run_id": run_id, "gamma": gamma}).fetchone()
+        run = (con.execute(RUN_RECORD, {"run_id": run_id}) if task_id else
+               con.execute(RUN, {"run_id": run_id, "gamma": gamma})).fetchone()
         if run is None:
             raise StorageError(f"no run {run_id!r} in {db} — list runs with: {sql_hint(db, 'select run_id from runs')}")
         tasks = con.execute(TASKS, {**params, "gamma": gamma}).fetchall()
