@@ -17,6 +17,7 @@ Together with the Docker sandbox, this is the only module that imports ``subproc
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -136,7 +137,24 @@ def run_process(
 
 
 def _wait_exited(pid: int, timeout: float) -> bool:
-    """Wait until ``pid`` exits, without reaping it; False if it is still running at ``timeout``."""
+    """Wait until ``pid`` exits, without reaping it; False if it is still running at ``timeout``.
+
+    A pidfd becomes readable the moment the process exits, so the wait ends then (polling would
+    add half its interval to every command: tens of milliseconds per test run).
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd here, or the process is already gone
+        return _poll_exited(pid, timeout)
+    try:
+        ready, _, _ = select.select([fd], [], [], max(timeout, 0.0))
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+def _poll_exited(pid: int, timeout: float) -> bool:
+    """``_wait_exited`` by polling, where pidfds are not available."""
     deadline = time.monotonic() + timeout
     delay = 0.0005
     while True:
