@@ -8,7 +8,6 @@ leave every instance unresolved and record what it overrode.
 
 from __future__ import annotations
 
-import difflib
 import json
 
 import git
@@ -17,6 +16,7 @@ import pytest
 from evoci.domain import AgentConfig, RunConfig
 from evoci.flows.swe_evo import swe_evo
 from tests.flows.helpers import query
+from tests.patches import patch_setting
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
 
@@ -25,18 +25,6 @@ PASS_EVERYTHING = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef p
 AT_START_UP = ("import _pytest.reports\n\n_original = _pytest.reports.TestReport.__init__\n\n\n"
                "def _passed(self, *args, **kwargs):\n    _original(self, *args, **kwargs)\n    self.outcome = 'passed'\n\n\n"
                "_pytest.reports.TestReport.__init__ = _passed\n")
-
-
-def _patch(source: git.Repo, base: str, files: dict[str, str]) -> str:
-    tree, out = source.commit(base).tree, []
-    for path, text in files.items():
-        try:
-            old, head, before = tree[path].data_stream.read().decode(), f"diff --git a/{path} b/{path}\n", f"a/{path}"
-        except KeyError:
-            old, head, before = "", f"diff --git a/{path} b/{path}\nnew file mode 100644\n", "/dev/null"
-        out.append(head + "".join(difflib.unified_diff(old.splitlines(keepends=True), text.splitlines(keepends=True),
-                                                       before, f"b/{path}")))
-    return "".join(out)
 
 
 def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorded(tmp_path):
@@ -48,10 +36,9 @@ def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorde
 
     def pyproject_plugin(base: str) -> dict[str, str]:
         pyproject = source.commit(base).tree["pyproject.toml"].data_stream.read().decode()
-        return {"pyproject.toml": pyproject + '\n[tool.pytest.ini_options]\naddopts = "-p kvpass"\n'
-                if "[tool.pytest.ini_options]" not in pyproject else
-                pyproject.replace("[tool.pytest.ini_options]", '[tool.pytest.ini_options]\naddopts = "-p kvpass"'),
-                "src/kvpass.py": PASS_EVERYTHING}
+        rigged = pyproject.replace("[tool.pytest.ini_options]", '[tool.pytest.ini_options]\naddopts = "-p kvpass"')
+        assert rigged != pyproject
+        return {"pyproject.toml": rigged, "src/kvpass.py": PASS_EVERYTHING}
 
     attacks = {
         "kvconf_0.1.0_0.2.0": ({"conftest.py": PASS_EVERYTHING}, "conftest.py"),
@@ -60,7 +47,7 @@ def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorde
     }
     preds = tmp_path / "preds.json"
     preds.write_text(json.dumps({i: {"model_name_or_path": "hostile",
-                                     "model_patch": _patch(source, records[i]["base_commit"], files)}
+                                     "model_patch": patch_setting(source, records[i]["base_commit"], files)}
                                  for i, (files, _) in attacks.items()}))
     config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
                        test_timeout_s=300)

@@ -14,6 +14,7 @@ from evoci.settings import Paths
 from evoci.swe_evo.demo import build_swe_evo_demo
 from evoci.swe_evo.loader import EvoInstance, load_swe_evo
 from evoci.swebench.grade import GradeRequest, grade
+from tests.patches import patch_setting
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +40,7 @@ def test_an_agent_that_rewrites_the_failing_test_does_not_pass_it(instances, tmp
     test_file = source.commit(instance.base_commit).tree["tests/test_parse.py"].data_stream.read().decode()
     rigged = test_file.replace('assert parse("port = 80  # the default") == {"port": 80}', "pass")
     assert rigged != test_file
-    lines = test_file.splitlines(keepends=True)
-    rigged_lines = rigged.splitlines(keepends=True)
-    import difflib
-
-    patch = "diff --git a/tests/test_parse.py b/tests/test_parse.py\n" + "".join(
-        difflib.unified_diff(lines, rigged_lines, "a/tests/test_parse.py", "b/tests/test_parse.py"))
-    graded = _grade(instance, patch, tmp_path)
+    graded = _grade(instance, patch_setting(source, instance.base_commit, {"tests/test_parse.py": rigged}), tmp_path)
     assert graded.status == "ok" and graded.patch_applied is True
     assert graded.outcomes["tests/test_parse.py::test_inline_comments_are_stripped"] == "failed"
     assert graded.overridden == ["tests/test_parse.py"]
@@ -125,24 +120,6 @@ def test_patch_lines_that_reach_into_the_runner_are_flagged_outside_test_code():
     ]
 
 
-def _patch_adding(files: dict[str, str], source: git.Repo, base: str) -> str:
-    """A git-format patch that sets each path's content (new files or changed ones)."""
-    import difflib
-
-    out = []
-    tree = source.commit(base).tree
-    for path, text in files.items():
-        try:
-            old = tree[path].data_stream.read().decode()
-            head = f"diff --git a/{path} b/{path}\n"
-            fromfile = f"a/{path}"
-        except KeyError:
-            old, head, fromfile = "", f"diff --git a/{path} b/{path}\nnew file mode 100644\n", "/dev/null"
-        out.append(head + "".join(difflib.unified_diff(old.splitlines(keepends=True), text.splitlines(keepends=True),
-                                                       fromfile, f"b/{path}")))
-    return "".join(out)
-
-
 @pytest.mark.slow
 def test_a_runner_plugin_named_in_the_agents_pyproject_does_not_pass_a_failing_test(instances, tmp_path):
     instance = instances["kvconf_0.3.0_0.3.1"]
@@ -150,9 +127,9 @@ def test_a_runner_plugin_named_in_the_agents_pyproject_does_not_pass_a_failing_t
     pyproject = source.commit(instance.base_commit).tree["pyproject.toml"].data_stream.read().decode()
     plugin = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
               "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")
-    patch = _patch_adding({"pyproject.toml": pyproject.replace('pythonpath = ["src"]',
-                                                               'pythonpath = ["src"]\naddopts = "-p kvpass"'),
-                           "src/kvpass.py": plugin}, source, instance.base_commit)
+    rigged = pyproject.replace('pythonpath = ["src"]', 'pythonpath = ["src"]\naddopts = "-p kvpass"')
+    assert rigged != pyproject
+    patch = patch_setting(source, instance.base_commit, {"pyproject.toml": rigged, "src/kvpass.py": plugin})
     graded = _grade(instance, patch, tmp_path)
     assert graded.status == "ok" and graded.patch_applied is True
     assert graded.outcomes["tests/test_parse.py::test_inline_comments_are_stripped"] == "failed"
