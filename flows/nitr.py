@@ -23,10 +23,11 @@ from evoci.flows.benchmark import each_in_subflows
 from evoci.nitr.evaluator import NitrGrade
 from evoci.nitr.loader import NitrProbe, load_suite
 from evoci.nitr.report import publish_nitr_run
-from evoci.nitr.recorder import ProbeRecorder, record_nitr_run
+from evoci.nitr.recorder import ProbeRecorder
 from evoci.nitr.suites import run_dataset_name, suite_root
 from evoci.runtime import RunContext
 from evoci.store import reading
+from evoci.tasks.identity import record_run
 from evoci.tasks.nitr import nitr_grade_task, nitr_prepare_task, nitr_step_task
 
 
@@ -61,7 +62,7 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
     """Every attempt at one probe: its steps, its grade, its facts."""
     run = RunContext.create(config, dataset, home=home, db=db)
     nodes, recorder = _nodes(run), ProbeRecorder(run, probe)
-    record_nitr_run(run)
+    record_run(run)  # started by the suite's flow, the run is claimed already (with its probe count)
     recorder.start()
     try:
         for attempt in range(run.config.attempts):
@@ -103,7 +104,7 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
     suite = load_suite(suite_root(source), select)
     dataset = run_dataset_name(source, suite)
     run = RunContext.create(config, dataset, home=home, db=db)
-    record_nitr_run(run, len(suite.probes) + len(suite.errors))
+    record_run(run, dataset_tasks=len(suite.probes) + len(suite.errors))
     for error in suite.errors:
         log.error("skipped: %s", error)
         run.facts.failure(run.run_id, node="dataset", kind="input", error=error)

@@ -20,18 +20,12 @@ from evoci.nitr.evaluator import NitrGrade
 from evoci.nitr.loader import NitrProbe
 from evoci.runtime import RunContext
 from evoci.store import IterationRow, TaskRow
-from evoci.tasks.identity import record_run
 
 NOT_GRADED = "not_graded"
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-def record_nitr_run(run: RunContext, probes: int | None = None) -> None:
-    """Claim the run id (a DriftError if it holds another config or suite); ``probes``: the suite's, bad ones included."""
-    record_run(run, dataset_tasks=probes)
 
 
 class ProbeRecorder:
