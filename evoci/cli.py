@@ -136,7 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"protocol": "nitr"})
         name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
     run = RunContext.create(config, name, home=args.home, db=args.db)
-    check_run(Path(run.db), run.run_id, run.config)  # a changed config never joins a recorded run
+    check_run(Path(run.db), run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))

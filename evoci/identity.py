@@ -55,22 +55,25 @@ def config_drift(run_id: str, recorded: dict[str, Any], config: RunConfig, *, re
         found.insert(0, f"dataset: {recorded_dataset} → {dataset}")
     found = found or ["the config hash (recorded by another evoci version)"]
     return DriftError(
-        f"run {run_id} already holds results made with a different config ({'; '.join(found)}) — its results are "
-        "kept as they are; pass a new --run-id to start a separate run, or run with the recorded settings to resume it",
+        f"run {run_id} already holds results made with a different config or dataset ({'; '.join(found)}) — its "
+        "results are kept as they are; pass a new --run-id to start a separate run, or run with the recorded settings to resume it",
         found,
     )
 
 
-def check_run(db: Path, run_id: str, config: RunConfig) -> None:
-    """Raise ``DriftError`` before a run starts if ``run_id`` is recorded in ``db`` with another config."""
+def check_run(db: Path, run_id: str, config: RunConfig, dataset: str) -> None:
+    """Raise ``DriftError`` before a run starts if ``run_id`` is recorded in ``db`` with another config or dataset.
+
+    The same rule as the run's claim (``Facts.claim_run``), checked before anything starts.
+    """
     from evoci.store.db import reading
 
     if not Path(db).exists():
         return
     with reading(Path(db)) as con:
-        row = con.execute("select config_hash, config from runs where run_id = ?", [run_id]).fetchone()
-    if row and row[0] != config.config_hash():
-        raise config_drift(run_id, json.loads(row[1]), config)  # the dataset is compared when the run claims its id
+        row = con.execute("select config_hash, config, dataset from runs where run_id = ?", [run_id]).fetchone()
+    if row and (row[0] != config.config_hash() or row[2] != dataset):
+        raise config_drift(run_id, json.loads(row[1]), config, recorded_dataset=row[2], dataset=dataset)
 
 
 def task_drift(run_id: str, task_id: str, found: list[str]) -> DriftError:
