@@ -7,6 +7,8 @@
      │    ├── DriftError ....... a run id already holds results of a different config or task spec
      │    └── ProviderRejected . the model provider refused the request: bad key, unknown model or endpoint
      ├── InvalidTask ........... the task cannot be scored (no gap, no passing oracle test)
+     ├── RunBusy ............... another live process holds the run's lease: refused, nothing written
+     ├── LeaseLost ............. this process lost its lease: it stops writing at once
      └── InfrastructureError ... the harness, not the agent, failed: raised so Prefect retries
           ├── SandboxError ..... a sandbox could not start, run or clean up
           │    └── EnvironmentBuildError  the task's environment could not be built
@@ -61,6 +63,21 @@ class ProviderRejected(InputError):
 
 class InvalidTask(EvociError):
     """The task cannot be scored; it is flagged, recorded and skipped."""
+
+
+class RunBusy(EvociError):
+    """Another live evoci process holds the lease of this run (or task): this one writes nothing.
+
+    Neither input (nothing is wrong with it) nor infrastructure (retrying at once cannot help):
+    flows let it through, and the command exits with ``EXIT_BUSY``.
+    """
+
+
+class LeaseLost(EvociError):
+    """This process could not renew its lease in time, or another took it over: it must stop writing."""
+
+
+EXIT_BUSY = 75  # sysexits' EX_TEMPFAIL: another process is on it, try again later
 
 
 class InfrastructureError(EvociError):

@@ -17,6 +17,14 @@ def db_wait_s() -> float:
     return float(os.environ.get("EVOCI_DB_WAIT_S", DB_WAIT_S))
 
 
+LEASE_TTL_S = 60.0  # a run's lease outlives its owner's last renewal by this long
+
+
+def lease_ttl_s() -> float:
+    """Seconds a lease lasts past its last renewal (``EVOCI_LEASE_TTL_S``, default 60)."""
+    return float(os.environ.get("EVOCI_LEASE_TTL_S", LEASE_TTL_S))
+
+
 class Paths(BaseModel):
     """evoci's on-disk layout under one home folder (``EVOCI_HOME``, default ``./.evoci``)."""
 

@@ -29,6 +29,22 @@ create table if not exists runs (
                                          -- e.g. one `evolve` flow run); the completeness denominator
 );
 
+-- One row per claimed run (task_id '') or task: the one live process that may write it
+-- (evoci/store/lease.py). State, not a fact: taken, renewed and released in one transaction each;
+-- a lease past `expires_at`, or whose owner on the same host is gone, may be taken over.
+create table if not exists leases (
+    run_id           varchar   not null,
+    task_id          varchar   not null,  -- '' for the run as a whole
+    owner            varchar   not null,  -- random token of the owning process
+    host             varchar   not null,
+    pid              integer   not null,
+    process_started  timestamp,           -- the owner's start time: a reused pid is not its owner
+    taken_at         timestamp not null,
+    renewed_at       timestamp not null,  -- the owner's last heartbeat
+    expires_at       timestamp not null,
+    primary key (run_id, task_id)
+);
+
 -- One row per run × task. `status` is state, upserted as the task progresses.
 create table if not exists tasks (
     run_id            varchar not null,

@@ -24,6 +24,7 @@ from typing import Any
 from evoci.agents.base import AgentOutcome
 from evoci.errors import DatabaseLocked
 from evoci.identity import changes
+from evoci.store import lease
 from evoci.store.db import transaction
 from evoci.store.spool import Spool, Statement
 
@@ -96,6 +97,7 @@ class Facts:
     def _transaction(self):
         """A write transaction that first replays the spool's pending batches."""
         with transaction(self.path, wait_s=self.wait_s) as con:
+            lease.check(self.path, con)  # a process that lost its run to another writes nothing
             replayed = self.spool.replay(con)
             yield con
         self.spool.written(replayed)
@@ -107,6 +109,7 @@ class Facts:
                 for sql, params in batch:
                     con.execute(sql, params)
         except DatabaseLocked as exc:
+            lease.check(self.path)  # nor does it leave facts for later once its lease may have passed on
             kept = self.spool.add(batch)
             log.warning("%s — %d statement(s) kept in %s and written by the next write", exc, len(batch), kept.parent)
 
@@ -128,9 +131,13 @@ class Facts:
                   config_hash: str, config: dict[str, Any], dataset_tasks: int | None = None) -> dict[str, Any] | None:
         """Record the run if it is new; if it exists with another config hash or dataset, return what it recorded.
 
-        The answer is ``{"config": <recorded RunConfig>, "dataset": <recorded dataset name>}``.
+        The answer is ``{"config": <recorded RunConfig>, "dataset": <recorded dataset name>}``. A claim
+        over the whole dataset (``dataset_tasks`` given) also takes the run's lease, in the same
+        transaction: ``RunBusy`` if another live process holds it.
         """
         with self._transaction() as con:
+            if dataset_tasks is not None:
+                lease.take(con, self.path, run_id)
             row = con.execute("select config_hash, config, dataset from runs where run_id = ?", [run_id]).fetchone()
             if row and (row[0] != config_hash or row[2] != dataset):
                 return {"config": json.loads(row[1]), "dataset": row[2]}
@@ -142,9 +149,11 @@ class Facts:
         """Record the task unless its recorded spec (or the ``resolved`` columns) differ; return the differences.
 
         A task already recorded is updated only by a claim that checks ``resolved`` columns, so a
-        refused task keeps its recorded state.
+        refused task keeps its recorded state. The task's lease is taken in the same transaction
+        (``RunBusy`` if another live process holds it).
         """
         with self._transaction() as con:
+            lease.take(con, self.path, row.run_id, row.task_id)
             found = con.execute(
                 "select spec, base_sha, oracle_sha, environment_hash from tasks where run_id = ? and task_id = ?",
                 [row.run_id, row.task_id]).fetchone()
