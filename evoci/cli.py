@@ -109,12 +109,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return cmd_run_continual(args, _config(args).model_copy(update={"protocol": "swe-bench-cl"}))
     from evoci.datasets import dataset_name
     from evoci.identity import check_run
-    from evoci.report import console_for_output, print_report
-    from evoci.runtime import RunContext
-    from evoci.ui import LiveProgress
-    from evoci.flows.benchmark import benchmark
-
     from evoci.nitr.suites import is_nitr_source
+    from evoci.report import console_for_output
+    from evoci.runtime import RunContext
+    from evoci.store import lease
 
     console = console_for_output()
     if getattr(args, "split", None):  # a SWE-CI release folder: its split file is the dataset
@@ -137,15 +135,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
     run = RunContext.create(config, name, home=args.home, db=args.db)
     check_run(Path(run.db), run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
+    with lease.scope():
+        lease.acquire(Path(run.db), run.run_id)  # refused at once if another live process writes this run
+        return _run_claimed(args, config, run, console, nitr)
+
+
+def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> int:
+    """``evoci run`` once this process holds the run's lease: the flow, then the scores."""
+    from evoci.flows.benchmark import benchmark
+    from evoci.report import print_report
+    from evoci.ui import LiveProgress
+
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
     console.print(f"results: {run.db}", style="dim")
+    from evoci import ephemeral
+    from evoci.errors import LeaseLost, RunBusy
+    from evoci.verdict import exit_code, print_refused
+
     if config.sandbox.kind == "docker":
         from evoci.sandbox.docker import install_signal_cleanup
 
         install_signal_cleanup()  # signal handlers can only be set from the main thread
-    failed = False
+    ephemeral.start()
+    failed, summaries = False, []
     with LiveProgress(console):
         try:
             if nitr:
@@ -153,12 +167,28 @@ def cmd_run(args: argparse.Namespace) -> int:
 
                 nitr_flow(args.dataset, config, select=_selection(args.select), home=run.home, db=run.db)
             else:
-                benchmark(args.dataset, config, home=run.home, db=run.db)
+                summaries = benchmark(args.dataset, config, home=run.home, db=run.db)
+        except (RunBusy, LeaseLost):
+            raise  # another process writes this run: its results are not this command's to show
         except Exception as exc:  # already recorded; say it plainly, then show what was scored
             console.print(f"[red]run ended with failures:[/] {exc}")
             failed = True
-    print_report(Path(run.db), run.run_id, console=console)
-    return 1 if failed else 0
+    refused = [(s.task_id, s.reason or "") for s in summaries if s.refused]
+    print_refused(console, refused)
+    if recorded(Path(run.db), run.run_id):
+        print_report(Path(run.db), run.run_id, console=console)
+    code = exit_code(Path(run.db), run.run_id, console, refused=refused)
+    return 1 if failed else code
+
+
+def recorded(db: Path, run_id: str) -> bool:
+    """Whether ``run_id`` is in ``db`` (a run that failed before its claim has no scores to show)."""
+    from evoci.store import reading
+
+    if not db.exists():
+        return False
+    with reading(db) as con:
+        return con.execute("select count(*) from runs where run_id = ?", [run_id]).fetchone()[0] > 0
 
 
 def results_db(args: argparse.Namespace) -> Path:
@@ -177,6 +207,7 @@ def results_db(args: argparse.Namespace) -> Path:
 def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     """SWE-EVO: one agent (or a predictions file) per instance, graded; then the rates."""
     from evoci.domain import AgentConfig
+    from evoci.errors import LeaseLost, RunBusy
     from evoci.flows.swe_evo import swe_evo
     from evoci.report import console_for_output, print_report
     from evoci.settings import Paths
@@ -193,8 +224,14 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
         judge = AgentConfig(kind="llm", model=args.judge_model, options=_parse_options(args.judge_option, "--judge-option"))
     agent = config.programmer.kind
     console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
+    from evoci import ephemeral
+    from evoci.verdict import exit_code
+
+    ephemeral.start()
     try:
         summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
+    except (RunBusy, LeaseLost):
+        raise  # another process writes this run: its results are not this command's to show
     except Exception as exc:  # already recorded; say it plainly
         console.print(f"[red]run ended with failures:[/] {exc}")
         return 1
@@ -203,7 +240,7 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
         return 1
     db = Paths.of(args.home).results_db(args.db)
     print_report(db, summaries[0].run_id, console=console)
-    return 0
+    return exit_code(db, summaries[0].run_id, console)
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
@@ -331,11 +368,22 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _prefect_defaults(getattr(args, "verbose", False), args.command)
+    from evoci import interrupt
 
-    from evoci.errors import EvociError
+    interrupt.install()  # SIGINT and SIGTERM stop every node within seconds (evoci/interrupt.py)
+
+    from evoci.errors import EXIT_BUSY, EvociError, LeaseLost, RunBusy
+    from evoci.interrupt import Interrupted
 
     try:
         return int(args.func(args) or 0)
+    except (RunBusy, LeaseLost) as exc:
+        print(f"evoci: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except Interrupted as exc:
+        print(f"evoci: {exc} — what finished is recorded and the interrupted task(s) are marked 'interrupted'; "
+              "run the same command again to resume", file=sys.stderr)
+        return exc.exit_code
     except EvociError as exc:
         print(f"evoci: {exc}", file=sys.stderr)
         return 2

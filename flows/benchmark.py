@@ -19,11 +19,13 @@ from typing import Any, Callable
 from prefect import flow
 from prefect.logging import get_run_logger
 
+from evoci import interrupt
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig, TaskSpec
 from evoci.errors import ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
+from evoci.store import lease
 from evoci.flows.evolve import TaskSummary, evolve
 from evoci.tasks.identity import record_run
 
@@ -44,7 +46,7 @@ def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: in
 
         def start_next() -> None:
             name, item = next(queue, (None, None))
-            if name is not None and stopped is None:
+            if name is not None and stopped is None and not interrupt.stopping():
                 running[pool.submit(contextvars.copy_context().run, subflow, item, *args)] = name
 
         for _ in range(concurrency):
@@ -75,33 +77,34 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
 
     ``sandbox_block`` names a saved ``evoci-sandbox`` block that replaces ``config.sandbox``.
     """
-    log = get_run_logger()
-    if sandbox_block:
-        from evoci.blocks.sandbox import SandboxBlock
+    with lease.scope():  # the leases this flow takes end with it (or with the command around it)
+        log = get_run_logger()
+        if sandbox_block:
+            from evoci.blocks.sandbox import SandboxBlock
 
-        config = config.model_copy(update={"sandbox": SandboxBlock.load(sandbox_block).config()})
-    run = RunContext.create(config, dataset_name(dataset), home=home, db=db)
-    data = load_dataset(dataset, run.paths)
-    record_run(run, dataset_tasks=len(data.tasks) + len(data.errors), max_iterations=config.max_iterations)
-    for error in data.errors:
-        log.error("skipped: %s", error)
-        run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
-    log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
-             config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
-    summaries, failed, stopped = each_in_subflows(
-        evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
-        run.db, stop=lambda summary: summary.reason if summary.stops_run else None)
-    for task_id, exc in failed:
-        if is_infrastructure(exc):  # a subflow that could not even start recorded nothing itself
-            run.facts.quick().failure(run.run_id, task_id=task_id, node="flow", kind="infrastructure", error=exc)
-    run.facts.run_finished(run.run_id)
-    publish_run(run)  # summary, task table and plots on the run's page; never raises
-    if stopped:
-        raise ProviderRejected(stopped)
-    if failed:
-        listed = "; ".join(f"{task_id}: {exc}" for task_id, exc in failed)
-        if all(is_infrastructure(exc) for _, exc in failed):
-            raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons: {listed} — retry this flow "
-                               "run, or run the same command again, to redo only what did not complete")
-        raise RuntimeError(f"{len(failed)} task(s) failed: {listed} — retrying will not help until the cause is fixed")
-    return summaries
+            config = config.model_copy(update={"sandbox": SandboxBlock.load(sandbox_block).config()})
+        run = RunContext.create(config, dataset_name(dataset), home=home, db=db)
+        data = load_dataset(dataset, run.paths)
+        record_run(run, dataset_tasks=len(data.tasks) + len(data.errors), max_iterations=config.max_iterations)
+        for error in data.errors:
+            log.error("skipped: %s", error)
+            run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
+        log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
+                 config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
+        summaries, failed, stopped = each_in_subflows(
+            evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
+            run.db, stop=lambda summary: summary.reason if summary.stops_run else None)
+        for task_id, exc in failed:
+            if is_infrastructure(exc):  # a subflow that could not even start recorded nothing itself
+                run.facts.quick().failure(run.run_id, task_id=task_id, node="flow", kind="infrastructure", error=exc)
+        run.facts.run_finished(run.run_id)
+        publish_run(run)  # summary, task table and plots on the run's page; never raises
+        if stopped:
+            raise ProviderRejected(stopped)
+        if failed:
+            listed = "; ".join(f"{task_id}: {exc}" for task_id, exc in failed)
+            if all(is_infrastructure(exc) for _, exc in failed):
+                raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons: {listed} — retry this flow "
+                                   "run, or run the same command again, to redo only what did not complete")
+            raise RuntimeError(f"{len(failed)} task(s) failed: {listed} — retrying will not help until the cause is fixed")
+        return summaries

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from evoci.domain import RunConfig
 from evoci.errors import InfrastructureError, InputError
 from evoci.runtime import RunContext
+from evoci.store import lease
 from evoci.swe_bench_cl.agents import check_agent
 from evoci.swe_bench_cl.datasets import load_cl_dataset
 from evoci.swe_bench_cl.embedding import EmbeddingConfig, make_embedder, resolve_embedding
@@ -38,6 +39,7 @@ from evoci.swe_bench_cl.plan import Cell, Store, schedule
 from evoci.swe_bench_cl.record import CLRecorder
 from evoci.swebench.grade import Grade
 from evoci.tasks.continual import cl_agent_task, cl_grade_task
+from evoci.tasks.identity import ended
 from evoci.tasks.swe_evo import EvoPrepared, evo_prepare_task, node_options
 
 
@@ -62,34 +64,35 @@ def continual(dataset: str = "swe-bench-cl-demo", config: RunConfig = RunConfig(
     folder of local clones; ``environments`` a file of SWE-bench-style records keyed by
     instance_id giving each issue's test command, log parser and Python.
     """
-    log = get_run_logger()
-    if attempts < 1:
-        raise InputError(f"attempts must be ≥ 1, got {attempts}")
-    schedule(1, matrix)  # a bad matrix name fails here, before anything is recorded
-    config = config.model_copy(update={"protocol": "swe-bench-cl", "programmer": check_agent(config.programmer)})
-    embedding = resolve_embedding(embedding)
-    data, name = load_cl_dataset(dataset, [matrix, attempts, memory, embedding], repos=repos,
-                                 environments=environments, home=home)
-    run = RunContext.create(config, name, home=home, db=db)
-    recorder = CLRecorder(run)
-    issues, n_max = sum(len(s.issues) for s in data.sequences), max((s.n for s in data.sequences), default=0)
-    recorder.run_started(issues, n_max, data.errors)
-    for error in data.errors:
-        log.error("skipped: %s", error)
-    store = Memory(run.db, run.run_id, make_embedder(embedding), memory)
-    log.info("run %s: %d sequence(s) of %s, agent %s, matrix %s, %d attempt(s) per cell, memory %s (%s)",
-             run.run_id, len(data.sequences), name, config.programmer.kind, matrix, attempts,
-             "on" if memory.enabled else "off", store.embedder.name)
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="continual") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, run_sequence, sequence, run, recorder, store, matrix,
-                               attempts) for sequence in data.sequences]
-    summaries = [future.result() for future in futures]
-    recorder.run_finished()
-    failed = [f"{s.sequence_id}: {s.reason}" for s in summaries if s.status != "done"]
-    if failed:
-        raise RuntimeError(f"{len(failed)} sequence(s) stopped for infrastructure reasons (retry this flow run): "
-                           + "; ".join(failed))
-    return summaries
+    with lease.scope():  # the leases this flow takes end with it (or with the command around it)
+        log = get_run_logger()
+        if attempts < 1:
+            raise InputError(f"attempts must be ≥ 1, got {attempts}")
+        schedule(1, matrix)  # a bad matrix name fails here, before anything is recorded
+        config = config.model_copy(update={"protocol": "swe-bench-cl", "programmer": check_agent(config.programmer)})
+        embedding = resolve_embedding(embedding)
+        data, name = load_cl_dataset(dataset, [matrix, attempts, memory, embedding], repos=repos,
+                                     environments=environments, home=home)
+        run = RunContext.create(config, name, home=home, db=db)
+        recorder = CLRecorder(run)
+        issues, n_max = sum(len(s.issues) for s in data.sequences), max((s.n for s in data.sequences), default=0)
+        recorder.run_started(issues, n_max, data.errors)
+        for error in data.errors:
+            log.error("skipped: %s", error)
+        store = Memory(run.db, run.run_id, make_embedder(embedding), memory)
+        log.info("run %s: %d sequence(s) of %s, agent %s, matrix %s, %d attempt(s) per cell, memory %s (%s)",
+                 run.run_id, len(data.sequences), name, config.programmer.kind, matrix, attempts,
+                 "on" if memory.enabled else "off", store.embedder.name)
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="continual") as pool:
+            futures = [pool.submit(contextvars.copy_context().run, run_sequence, sequence, run, recorder, store, matrix,
+                                   attempts) for sequence in data.sequences]
+        summaries = [future.result() for future in futures]
+        recorder.run_finished()
+        failed = [f"{s.sequence_id}: {s.reason}" for s in summaries if s.status != "done"]
+        if failed:
+            raise RuntimeError(f"{len(failed)} sequence(s) stopped for infrastructure reasons (retry this flow run): "
+                               + "; ".join(failed))
+        return summaries
 
 
 def run_sequence(sequence: CLSequence, run: RunContext, recorder: CLRecorder, store: Memory, matrix: str,
@@ -137,6 +140,10 @@ def run_sequence(sequence: CLSequence, run: RunContext, recorder: CLRecorder, st
         if current is not None:
             recorder.issue_status(current, "infra_error", str(exc), exc)
         return summary.model_copy(update={"status": "infra_error", "reason": str(exc)})
+    except BaseException as exc:  # a signal, or a failure evoci did not foresee: recorded, never left 'running'
+        if current is not None:
+            ended(run, current.instance_id, exc)
+        raise
     return summary
 
 

@@ -20,12 +20,13 @@ from pydantic import BaseModel
 
 from evoci.artifacts import publish_task
 from evoci.domain import RunConfig, TaskSpec, TestReport
+from evoci import interrupt
 from evoci.errors import DriftError, InfrastructureError, InputError, ProviderRejected
 from evoci.identity import RESOLVED, task_identity
 from evoci.progress import Event, emit
 from evoci.runtime import Prepared, RunContext
-from evoci.store import IterationRow, TaskRow
-from evoci.tasks.identity import record_run
+from evoci.store import IterationRow, TaskRow, lease
+from evoci.tasks.identity import ended, record_run
 from evoci.tasks.quality import ORACLE_ITERATION
 from evoci.tasks.quality import record as record_quality
 from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
@@ -42,6 +43,7 @@ class TaskSummary(BaseModel):
     targets: int = 0
     reason: str | None = None
     stops_run: bool = False  # the model provider rejected the run's settings: every other task would fail too
+    refused: bool = False  # its spec changed under the run id: its recorded results were kept, nothing was done
 
 
 def _now() -> datetime:
@@ -52,11 +54,12 @@ def _now() -> datetime:
 def evolve(task: TaskSpec, config: RunConfig = RunConfig(), dataset: str = "adhoc",
            home: str | None = None, db: str | None = None) -> TaskSummary:
     """Evolve one task's base toward its oracle; record everything in DuckDB."""
-    run = RunContext.create(config, dataset, home=home, db=db)
-    try:
-        return evolve_in_run(task, run)
-    finally:
-        publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
+    with lease.scope():  # the leases this flow takes end with it (or with the command around it)
+        run = RunContext.create(config, dataset, home=home, db=db)
+        try:
+            return evolve_in_run(task, run)
+        finally:
+            publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
 
 
 def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
@@ -95,6 +98,7 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         sha, iteration = prepared.start_sha, 0
         emit(Event(run.run_id, task.task_id, "iteration", 0, passed_targets(report, targets), len(targets), config.max_iterations))
         while passed_targets(report, targets) < len(targets) and iteration < config.max_iterations:
+            interrupt.check()
             iteration += 1
             started, t0 = _now(), time.monotonic()
             arch = nodes["architect"](prepared, run, iteration, sha, report, targets)
@@ -112,7 +116,8 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         log.error("task %s: %s", task.task_id, exc)
         facts.quick().failure(run.run_id, task_id=task.task_id, node="identity", kind="input", error=exc)
         emit(Event(run.run_id, task.task_id, "input_error", message=str(exc)))
-        return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="input_error", reason=str(exc))
+        return TaskSummary(run_id=run.run_id, task_id=task.task_id, status="input_error", reason=str(exc),
+                           refused=True)
     except InputError as exc:
         log.error("task %s: %s", task.task_id, exc)
         node = "agent" if isinstance(exc, ProviderRejected) else "prepare"
@@ -126,6 +131,10 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         # failure path never waits for the database (a lock may be what failed): it spools.
         facts.quick().failure(run.run_id, task_id=task.task_id, node="flow", kind="infrastructure", error=exc)
         facts.quick().task_status(run.run_id, task.task_id, "infra_error", str(exc))
+        emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
+        raise
+    except BaseException as exc:  # a signal, or a failure evoci did not foresee: recorded, never left 'running'
+        ended(run, task.task_id, exc)
         emit(Event(run.run_id, task.task_id, "failed", message=str(exc)))
         raise
     record_quality(run, task.task_id, [q for q in quality if q])

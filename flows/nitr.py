@@ -26,8 +26,8 @@ from evoci.nitr.report import publish_nitr_run
 from evoci.nitr.recorder import ProbeRecorder
 from evoci.nitr.suites import run_dataset_name, suite_root
 from evoci.runtime import RunContext
-from evoci.store import reading
-from evoci.tasks.identity import record_run
+from evoci.store import lease, reading
+from evoci.tasks.identity import ended, record_run
 from evoci.tasks.nitr import nitr_grade_task, nitr_prepare_task, nitr_step_task
 
 
@@ -60,36 +60,40 @@ def _category(run: RunContext, probe_id: str) -> str | None:
 def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home: str | None = None,
                db: str | None = None) -> ProbeSummary:
     """Every attempt at one probe: its steps, its grade, its facts."""
-    run = RunContext.create(config, dataset, home=home, db=db)
-    nodes, recorder = _nodes(run), ProbeRecorder(run, probe)
-    record_run(run)  # started by the suite's flow, the run is claimed already (with its probe count)
-    recorder.start()
-    try:
-        for attempt in range(run.config.attempts):
-            prepared = nodes["prepare"](probe, run, attempt)
-            sha, steps = prepared.start_sha, []
-            for step in range(1, probe.steps + 1):
-                t0 = time.monotonic()
-                result = nodes["step"](prepared, run, step, sha)
-                sha = result.sha
-                grade: NitrGrade | None = None
-                if step == probe.steps or run.config.grade_every_step:
-                    grade = nodes["grade"](prepared, run, step, sha)
-                steps.append((step, result, grade, time.monotonic() - t0))
-            recorder.attempt(attempt, steps)
-    except InputError as exc:
-        get_run_logger().error("probe %s: %s", probe.probe_id, exc)
-        recorder.failure("input", exc, node="step")
-        recorder.status("input_error", str(exc))
-        return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="input_error", reason=str(exc))
-    except InfrastructureError as exc:
-        recorder.failure("infrastructure", exc)
-        recorder.status("infra_error", str(exc))
-        raise
-    recorder.status("done")
-    category = _category(run, probe.probe_id)
-    get_run_logger().info("probe %s (%s, %s): %s", probe.probe_id, probe.dimension, probe.granularity, category)
-    return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="done", category=category)
+    with lease.scope():  # the leases this flow takes end with it (or with the command around it)
+        run = RunContext.create(config, dataset, home=home, db=db)
+        nodes, recorder = _nodes(run), ProbeRecorder(run, probe)
+        record_run(run)  # started by the suite's flow, the run is claimed already (with its probe count)
+        recorder.start()
+        try:
+            for attempt in range(run.config.attempts):
+                prepared = nodes["prepare"](probe, run, attempt)
+                sha, steps = prepared.start_sha, []
+                for step in range(1, probe.steps + 1):
+                    t0 = time.monotonic()
+                    result = nodes["step"](prepared, run, step, sha)
+                    sha = result.sha
+                    grade: NitrGrade | None = None
+                    if step == probe.steps or run.config.grade_every_step:
+                        grade = nodes["grade"](prepared, run, step, sha)
+                    steps.append((step, result, grade, time.monotonic() - t0))
+                recorder.attempt(attempt, steps)
+        except InputError as exc:
+            get_run_logger().error("probe %s: %s", probe.probe_id, exc)
+            recorder.failure("input", exc, node="step")
+            recorder.status("input_error", str(exc))
+            return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="input_error", reason=str(exc))
+        except InfrastructureError as exc:
+            recorder.failure("infrastructure", exc)
+            recorder.status("infra_error", str(exc))
+            raise
+        except BaseException as exc:  # a signal, or a failure evoci did not foresee: recorded, never left 'running'
+            ended(run, probe.probe_id, exc)
+            raise
+        recorder.status("done")
+        category = _category(run, probe.probe_id)
+        get_run_logger().info("probe %s (%s, %s): %s", probe.probe_id, probe.dimension, probe.granularity, category)
+        return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="done", category=category)
 
 
 @flow(name="nitr", flow_run_name="nitr-{source}")
@@ -99,23 +103,24 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
 
     ``select`` keeps the probes matching every key: ``id``, ``language``, ``dimension``, ``granularity``.
     """
-    log = get_run_logger()
-    config = config.model_copy(update={"protocol": "nitr"})
-    suite = load_suite(suite_root(source), select)
-    dataset = run_dataset_name(source, suite)
-    run = RunContext.create(config, dataset, home=home, db=db)
-    record_run(run, dataset_tasks=len(suite.probes) + len(suite.errors))
-    for error in suite.errors:
-        log.error("skipped: %s", error)
-        run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
-    log.info("run %s: %d probe(s) of %s, %d attempt(s) each%s", run.run_id, len(suite.probes), dataset,
-             run.config.attempts, f"; {len(suite.errors)} unusable case(s) skipped" if suite.errors else "")
-    summaries, failures, _ = each_in_subflows(nitr_probe, [(p.probe_id, p) for p in suite.probes],
-                                              run.config.concurrency, run.config, dataset, run.home, run.db)
-    failed = [f"{name}: {exc}" for name, exc in failures]
-    run.facts.run_finished(run.run_id)
-    publish_nitr_run(Path(run.db), run.run_id)  # summary and probe table on the run's page; never raises
-    if failed:
-        raise RuntimeError(f"{len(failed)} probe(s) failed (retry this flow run once the cause is fixed): "
-                           + "; ".join(failed))
-    return summaries
+    with lease.scope():  # the leases this flow takes end with it (or with the command around it)
+        log = get_run_logger()
+        config = config.model_copy(update={"protocol": "nitr"})
+        suite = load_suite(suite_root(source), select)
+        dataset = run_dataset_name(source, suite)
+        run = RunContext.create(config, dataset, home=home, db=db)
+        record_run(run, dataset_tasks=len(suite.probes) + len(suite.errors))
+        for error in suite.errors:
+            log.error("skipped: %s", error)
+            run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
+        log.info("run %s: %d probe(s) of %s, %d attempt(s) each%s", run.run_id, len(suite.probes), dataset,
+                 run.config.attempts, f"; {len(suite.errors)} unusable case(s) skipped" if suite.errors else "")
+        summaries, failures, _ = each_in_subflows(nitr_probe, [(p.probe_id, p) for p in suite.probes],
+                                                  run.config.concurrency, run.config, dataset, run.home, run.db)
+        failed = [f"{name}: {exc}" for name, exc in failures]
+        run.facts.run_finished(run.run_id)
+        publish_nitr_run(Path(run.db), run.run_id)  # summary and probe table on the run's page; never raises
+        if failed:
+            raise RuntimeError(f"{len(failed)} probe(s) failed (retry this flow run once the cause is fixed): "
+                               + "; ".join(failed))
+        return summaries

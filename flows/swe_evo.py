@@ -27,11 +27,13 @@ from pydantic import BaseModel
 from evoci.domain import AgentConfig, RunConfig
 from evoci.errors import InfrastructureError, InputError
 from evoci.runtime import RunContext
+from evoci.store import lease
 from evoci.swe_evo.agents import resolve_agent
 from evoci.swe_evo.datasets import load_evo_dataset
 from evoci.swe_evo.failures import judge_unresolved
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.record import EvoRecorder, now
+from evoci.tasks.identity import ended
 from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task, node_options
 
 
@@ -56,32 +58,33 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
     ``judge`` (an ``llm`` AgentConfig) labels every unresolved instance with the paper's failure
     taxonomy (``failure_labels``, ``swe_evo_failure_modes``).
     """
-    log = get_run_logger()
-    config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})
-    data, name = load_evo_dataset(dataset, config, repos=repos, home=home)
-    run = RunContext.create(config, name, home=home, db=db)
-    recorder = EvoRecorder(run)
-    recorder.run_started(len(data.instances), data.errors)
-    for error in data.errors:
-        log.error("skipped: %s", error)
-    log.info("run %s: %d SWE-EVO instance(s) of %s, agent %s, %d at once", run.run_id, len(data.instances), name,
-             config.programmer.kind, config.concurrency)
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="swe-evo") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, evaluate_instance, instance, run, recorder)
-                   for instance in data.instances]
-    summaries, failed = [], []
-    for instance, future in zip(data.instances, futures):
-        try:
-            summaries.append(future.result())
-        except Exception as exc:  # recorded as infra_error; the others went on
-            failed.append(f"{instance.instance_id}: {exc}")
-    if judge is not None:
-        judge_unresolved(run, data.instances, judge)
-    recorder.run_finished()
-    if failed:
-        raise RuntimeError(f"{len(failed)} instance(s) failed for infrastructure reasons (retry this flow run): "
-                           + "; ".join(failed))
-    return summaries
+    with lease.scope():  # the leases this flow takes end with it (or with the command around it)
+        log = get_run_logger()
+        config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})
+        data, name = load_evo_dataset(dataset, config, repos=repos, home=home)
+        run = RunContext.create(config, name, home=home, db=db)
+        recorder = EvoRecorder(run)
+        recorder.run_started(len(data.instances), data.errors)
+        for error in data.errors:
+            log.error("skipped: %s", error)
+        log.info("run %s: %d SWE-EVO instance(s) of %s, agent %s, %d at once", run.run_id, len(data.instances), name,
+                 config.programmer.kind, config.concurrency)
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="swe-evo") as pool:
+            futures = [pool.submit(contextvars.copy_context().run, evaluate_instance, instance, run, recorder)
+                       for instance in data.instances]
+        summaries, failed = [], []
+        for instance, future in zip(data.instances, futures):
+            try:
+                summaries.append(future.result())
+            except Exception as exc:  # recorded as infra_error; the others went on
+                failed.append(f"{instance.instance_id}: {exc}")
+        if judge is not None:
+            judge_unresolved(run, data.instances, judge)
+        recorder.run_finished()
+        if failed:
+            raise RuntimeError(f"{len(failed)} instance(s) failed for infrastructure reasons (retry this flow run): "
+                               + "; ".join(failed))
+        return summaries
 
 
 def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecorder) -> InstanceSummary:
@@ -106,5 +109,8 @@ def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecor
         return summary.model_copy(update={"status": "input_error", "reason": str(exc)})
     except InfrastructureError as exc:  # retries exhausted: never scored; the flow run fails so it can be retried
         recorder.ended(instance, "infra_error", str(exc), exc)
+        raise
+    except BaseException as exc:  # a signal, or a failure evoci did not foresee: recorded, never left 'running'
+        ended(run, instance.instance_id, exc)
         raise
     return summary.model_copy(update={"grade": grade.status})

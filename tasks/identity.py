@@ -1,4 +1,5 @@
-"""The identity nodes: claim a run id for one config, and a task id for one spec.
+"""The identity nodes: claim a run id for one config, and a task id for one spec; and how a task
+that ends without a score is recorded (``ended``).
 
 Each claim reads what the run recorded and writes only when it agrees (``Facts.claim_*``),
 so it cannot wait in the spool: a database held by another process raises
@@ -10,8 +11,11 @@ from __future__ import annotations
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.logging import get_run_logger
 
+from evoci.errors import LeaseLost, RunBusy, StorageError
 from evoci.identity import config_drift, task_drift
+from evoci.interrupt import Interrupted
 from evoci.runtime import RunContext
 from evoci.store import TaskRow
 from evoci.tasks.retry import NODE_OPTIONS
@@ -52,3 +56,26 @@ def claim_task(run: RunContext, row: TaskRow, stage: str, resolved: tuple[str, .
     found = run.facts.claim_task(row, resolved=resolved)
     if found:
         raise task_drift(run.run_id, row.task_id, found)
+
+
+def ended(run: RunContext, task_id: str, exc: BaseException) -> None:
+    """Record how a task ended on an exception its flow did not handle: ``interrupted`` (a signal;
+    resumable) or ``infra_error`` (evoci itself failed: an unforeseen exception, a full disk, a
+    read-only results file) — never the agent's outcome, never left ``running``.
+
+    The task gets its status and a ``failures`` row naming the exception. Nothing is written for
+    a task another process writes (``RunBusy``, ``LeaseLost``). The writes never wait (a lock or the
+    disk may be what failed); what cannot be written is said on the console.
+    """
+    if isinstance(exc, (RunBusy, LeaseLost)) or not isinstance(exc, (Exception, Interrupted)):
+        return
+    status = "interrupted" if isinstance(exc, Interrupted) else "infra_error"
+    kind = "interrupted" if status == "interrupted" else "infrastructure"
+    reason = (f"{exc} — run the same command again to resume" if status == "interrupted"
+              else f"{type(exc).__name__}: {exc}")
+    try:
+        run.facts.quick().failure(run.run_id, task_id=task_id, node="flow", kind=kind, error=exc)
+        run.facts.quick().task_status(run.run_id, task_id, status, reason)
+    except (LeaseLost, OSError, StorageError) as unrecorded:
+        get_run_logger().error("task %s ended %s (%s), and that could not be recorded: %s", task_id, status, reason,
+                               unrecorded)

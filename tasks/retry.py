@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from evoci import interrupt
 from evoci.domain import RunConfig
 from evoci.errors import is_infrastructure
 
 
 def infrastructure_only(task: Any, task_run: Any, state: Any) -> bool:
     """Prefect ``retry_condition_fn``: retry when the node failed with an InfrastructureError."""
+    if interrupt.stopping():  # a signal asked evoci to stop: the node ends, recorded as interrupted
+        return False
     exc = state.data if isinstance(state.data, BaseException) else state.result(raise_on_failure=False)
     return is_infrastructure(exc)
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from evoci import interrupt
 from evoci.errors import SandboxError
 from evoci.sandbox.base import ExecResult
 
@@ -88,6 +89,7 @@ def run_process(
     """Run ``cmd`` in ``cwd`` with exactly ``env``; kill its process group at ``timeout`` seconds."""
     if not cmd:
         raise ValueError("run_process needs a command, got an empty list")
+    interrupt.check()  # a signal asked evoci to stop: start nothing new
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -105,6 +107,7 @@ def run_process(
             "in the environment (or on PATH) and that the working folder exists"
         ) from exc
 
+    interrupt.started(proc.pid)
     captures = (BoundedCapture(output_limit), BoundedCapture(output_limit))
     readers = []
     for capture, pipe in zip(captures, (proc.stdout, proc.stderr)):
@@ -122,8 +125,10 @@ def run_process(
     # killing the group here reaches exactly the processes this command started.
     _signal_group(proc.pid, signal.SIGKILL)
     exit_code = proc.wait()
+    interrupt.ended(proc.pid)
     for reader in readers:
         reader.join(_DRAIN_WAIT_S)  # a setsid() escapee may still hold a pipe open
+    interrupt.check()  # killed by a signal to evoci: never an outcome of the command
 
     out, err = captures
     return ExecResult(

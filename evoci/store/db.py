@@ -39,8 +39,17 @@ def connect(path: Path, *, read_only: bool = False, wait_s: float | None = None)
     """Open ``path``, waiting up to ``wait_s`` while another process holds it; close on exit.
 
     Writers apply the schema and (re)create the views once per process, so the file
-    always carries the views of the evoci version that last wrote it.
+    always carries the views of the evoci version that last wrote it. The connection holds the
+    process's write lock while open: DuckDB refuses a read-only and a read-write connection to
+    one file in one process at once, and a background writer (the lease heartbeat) may write any time.
     """
+    with _write_lock:
+        with _connect(path, read_only=read_only, wait_s=wait_s) as con:
+            yield con
+
+
+@contextmanager
+def _connect(path: Path, *, read_only: bool, wait_s: float | None) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(path).absolute()
     wait_s = db_wait_s() if wait_s is None else wait_s
     if read_only and not path.exists():
@@ -55,7 +64,7 @@ def connect(path: Path, *, read_only: bool = False, wait_s: float | None = None)
             break
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
-                raise StorageError(f"cannot open results database {path}: {exc}") from exc
+                raise StorageError(f"cannot open results database {path}: {exc} — {_what_to_do(exc, path)}") from exc
             if time.monotonic() > deadline:
                 raise DatabaseLocked(
                     f"results database {path} stayed locked by another process for {wait_s:g} s "
@@ -89,10 +98,27 @@ def reading(path: Path, *, wait_s: float | None = None) -> Iterator[duckdb.DuckD
 def transaction(path: Path, *, wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A write transaction on ``path``: committed on success, rolled back on error."""
     with _write_lock, connect(path, wait_s=wait_s) as con:
-        con.execute("begin transaction")
         try:
-            yield con
-        except BaseException:
-            con.execute("rollback")
-            raise
-        con.execute("commit")
+            con.execute("begin transaction")
+            try:
+                yield con
+            except BaseException:
+                con.execute("rollback")
+                raise
+            con.execute("commit")
+        except (duckdb.IOException, duckdb.FatalException, OSError) as exc:
+            # A full disk or a file made read-only mid-run: the results so far stay as committed.
+            raise StorageError(f"results database {Path(path).absolute()} could not be written: {exc} — "
+                               f"{_what_to_do(exc, path)}") from exc
+
+
+def _what_to_do(exc: BaseException, path: Path) -> str:
+    """What a person can do about a results file that cannot be opened or written."""
+    text = str(exc).lower()
+    if "no space" in text or "disk is full" in text or "could not write" in text and "space" in text:
+        return (f"free space on the disk that holds {Path(path).parent}, then run the same command again to resume "
+                "(every result recorded so far is kept)")
+    if "read-only" in text or "permission" in text or "readonly" in text:
+        return (f"make {path} and its folder writable (or pass --db a writable file), then run the same command "
+                "again to resume (every result recorded so far is kept)")
+    return "check the file and its disk, then run the same command again to resume"

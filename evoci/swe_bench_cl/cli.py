@@ -27,6 +27,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run_continual(args: argparse.Namespace, config) -> int:
+    from evoci.errors import LeaseLost, RunBusy
     from evoci.flows.continual import continual
     from evoci.report import console_for_output, print_report
     from evoci.settings import Paths
@@ -39,10 +40,16 @@ def cmd_run_continual(args: argparse.Namespace, config) -> int:
                                 dim=args.embedding_dim)
     console.print(f"[bold]evoci[/] SWE-Bench-CL — dataset {args.dataset}, agent {config.programmer.kind}, matrix "
                   f"{args.matrix}, {args.attempts} attempt(s) per cell, memory {'off' if args.no_memory else 'on'}")
+    from evoci import ephemeral
+    from evoci.verdict import exit_code
+
+    ephemeral.start()
     try:
         summaries = continual(args.dataset, config, matrix=args.matrix, attempts=args.attempts, memory=memory,
                               embedding=embedding, repos=args.repos, environments=args.environments, home=args.home,
                               db=args.db)
+    except (RunBusy, LeaseLost):
+        raise  # another process writes this run: its results are not this command's to show
     except Exception as exc:  # already recorded; say it plainly
         console.print(f"[red]run ended with failures:[/] {exc}")
         return 1
@@ -51,4 +58,4 @@ def cmd_run_continual(args: argparse.Namespace, config) -> int:
         return 1
     db = Paths.of(args.home).results_db(args.db)
     print_report(db, summaries[0].run_id, console=console)
-    return 0
+    return exit_code(db, summaries[0].run_id, console)

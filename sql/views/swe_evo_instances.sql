@@ -37,7 +37,7 @@
 --   the scores (valid, has a prediction, no infra error, patch not known to have failed).
 -- flags: any of 'empty_f2p', 'task_invalid', 'task_input_error', 'missing_prediction',
 --   'infra_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing', 'skipped_targets',
---   'unfinished' (tasks.status still 'running').
+--   'unfinished' (tasks.status still 'running', or 'interrupted' by a signal).
 create or replace view swe_evo_instances as
 
 with
@@ -175,7 +175,7 @@ final as (
                 case when prediction_status in ('agent_error', 'timeout') then prediction_status end,
                 case when has_prediction and outcomes_missing > 0 then 'outcomes_missing' end,
                 case when has_prediction and skipped_targets > 0 then 'skipped_targets' end,
-                case when task_status = 'running' then 'unfinished' end
+                case when task_status in ('running', 'interrupted') then 'unfinished' end
             ]
             if flag is not null
         ] as flags

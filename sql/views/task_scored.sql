@@ -3,9 +3,11 @@
 -- Grain:   one row per run × task (every `tasks` row).
 -- Source:  each protocol's own per-task view decides; this view only gathers the decisions so
 --          `run_completeness` can count them the same way for every protocol:
---   swe-ci        swe_ci_tasks.reason (NULL when scored; read its header for every reason)
+--   swe-ci        swe_ci_tasks.reason (NULL when scored; read its header for every reason; an
+--                 'interrupted' task is decided by its facts, like a 'running' one)
 --   swe-evo       swe_evo_instances: 'infra_error', 'input_error', 'invalid' (incl. empty F2P)
---                 or 'incomplete' (tasks.status still 'running'). A missing prediction is the
+--                 or 'incomplete' (tasks.status still 'running', or 'interrupted' by a signal: resumable).
+--                 A missing prediction is the
 --                 agent's 0, so it is scored.
 --   nitr          nitr_probes: tasks.status 'infra_error' / 'input_error' / 'invalid',
 --                 'incomplete' (still 'running'), else 'not_evaluated' when the probe has no
@@ -32,7 +34,7 @@ swe_evo as (
         case
             when task_status in ('infra_error', 'input_error', 'invalid') then task_status
             when invalid then 'invalid'
-            when task_status = 'running' then 'incomplete'
+            when task_status in ('running', 'interrupted') then 'incomplete'
         end as reason
     from swe_evo_instances
 ),
@@ -44,7 +46,7 @@ nitr as (
         'nitr' as protocol,
         case
             when task_status in ('infra_error', 'input_error', 'invalid') then task_status
-            when task_status = 'running' then 'incomplete'
+            when task_status in ('running', 'interrupted') then 'incomplete'
             when not evaluated then 'not_evaluated'
         end as reason
     from nitr_probes
@@ -57,7 +59,7 @@ cl as (
         'swe-bench-cl' as protocol,
         case
             when t.status in ('infra_error', 'input_error', 'invalid') then t.status
-            when t.status = 'running' then 'incomplete'
+            when t.status in ('running', 'interrupted') then 'incomplete'
             when not exists (
                 select 1 from iterations as i where i.run_id = t.run_id and i.task_id = t.task_id
             ) then 'not_evaluated'

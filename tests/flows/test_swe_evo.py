@@ -193,8 +193,10 @@ def test_evoci_run_grades_public_format_records_from_local_clones(home, tmp_path
     repos.mkdir()
     (repos / "evoci__kvconf").symlink_to(dataset.parent / "kvconf")
     db = tmp_path / "results.duckdb"
-    assert main(["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db)]) == 0
+    # Exit 1: a record did not load and an instance is invalid — the run is not the whole dataset's.
+    assert main(["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db)]) == 1
     printed = capsys.readouterr().out
+    assert "not scored: task kvconf-no-f2p — invalid" in printed and "exit 1: 2 task(s) without a score" in printed
     # 5 instances loaded, one invalid (empty F2P: out of the denominators); the bad record is reported
     assert "3 valid instance(s) (1 invalid, 0 without prediction" in printed and "resolved 3/3" in printed
     assert query(db, "select instances, valid_instances, invalid_instances, resolved_instances from swe_evo_runs") == [

@@ -1,0 +1,87 @@
+"""Stopping on SIGINT and SIGTERM within seconds, every task left recorded and resumable.
+
+Python's default lets Ctrl-C reach only the main thread, while tasks run on worker threads
+inside sandbox commands: the current task's whole loop ran on. SIGTERM killed the process
+without a word and left the ephemeral Prefect server behind. ``install()`` (the command line
+calls it) makes both signals: kill every running sandbox command's process group, refuse to
+start new ones or to retry, and raise ``Interrupted`` — in the main thread at once, and in each
+worker at its next command or node. Flows record the task as ``interrupted``; the command says
+how to resume and exits 128 + the signal's number (130, 143).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+_stop = threading.Event()
+_signum = 0
+_groups: set[int] = set()  # process groups of the sandbox commands running now
+_lock = threading.Lock()
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal asked evoci to stop. A KeyboardInterrupt, so no ``except Exception`` records it as an outcome."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def install() -> bool:
+    """Handle SIGINT and SIGTERM this way; False off the main thread (Python allows no other)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
+    return True
+
+
+def _on_signal(signum: int, frame) -> None:
+    global _signum
+    first = not _stop.is_set()
+    _signum = _signum or signum
+    _stop.set()
+    with _lock:
+        groups = list(_groups)
+    for pgid in groups:  # the commands die now; their nodes raise Interrupted when they return
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if first:
+        raise Interrupted(signum)
+
+
+def stopping() -> bool:
+    return _stop.is_set()
+
+
+def check() -> None:
+    """Raise ``Interrupted`` if a signal asked to stop (called between nodes and around commands)."""
+    if _stop.is_set():
+        raise Interrupted(_signum or signal.SIGINT)
+
+
+def started(pgid: int) -> None:
+    """A sandbox command's process group began: a signal kills it (and ``check`` ends its node)."""
+    with _lock:
+        _groups.add(pgid)
+    if _stop.is_set():  # the signal came while it started
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def ended(pgid: int) -> None:
+    with _lock:
+        _groups.discard(pgid)
+
+
+__all__ = ["Interrupted", "check", "ended", "install", "started", "stopping"]
