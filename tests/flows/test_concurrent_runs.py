@@ -16,7 +16,7 @@ import pytest
 
 from tests.flows.helpers import query
 
-pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 TRIALS = int(os.environ.get("EVOCI_CONCURRENT_TRIALS", "1"))
 DEMO_ITERATIONS = "20" if os.environ.get("EVOCI_CONCURRENT_FULL") else "2"
@@ -47,8 +47,10 @@ def run(args: list[str], home, env) -> subprocess.Popen:
 
 
 @pytest.mark.parametrize("protocol", sorted(COMMANDS))
-def test_two_commands_on_one_run_never_both_write(tmp_path, prefect_server, protocol):
-    env = {**os.environ, "PREFECT_API_URL": prefect_server}
+def test_two_commands_on_one_run_never_both_write(tmp_path, protocol):
+    # As a user runs them: each command with Prefect's temporary server, one Prefect home.
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="900")
     alone = run(COMMANDS[protocol], tmp_path / "alone", env)
     out, _ = alone.communicate(timeout=900)
     assert alone.returncode == 0, out

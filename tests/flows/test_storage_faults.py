@@ -53,11 +53,16 @@ def test_a_results_disk_that_fills_or_turns_read_only_mid_run_says_what_to_do_an
                "--max-iterations", "5"]
     env = {**os.environ, "PREFECT_API_URL": prefect_server, "EVOCI_DB_WAIT_S": "2"}
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 400
-    while 1 not in recorded_iterations(db):
-        assert proc.poll() is None, proc.communicate()[0]
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    deadline = time.monotonic() + 900
+    try:
+        while 1 not in recorded_iterations(db):
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    except BaseException:
+        proc.kill()  # never left running by a failed test
+        proc.wait()
+        raise
     if fault == "disk full":
         fill(small_disk)
     else:
