@@ -141,7 +141,12 @@ class _Registry:
                 self.thread.start()
 
     def check(self, db: Path, con: Any | None = None) -> None:
-        """Raise ``LeaseLost`` if this process may no longer write ``db`` (``con``: also ask the store)."""
+        """Raise ``LeaseLost`` if this process may no longer write ``db``.
+
+        Inside a write transaction (``con``) the store decides: the leases must still name this
+        process. Outside (a batch about to be spooled while another process holds the file) the
+        clock decides: past the last renewal's margin another process may take the run over.
+        """
         db = db.absolute()
         with self.lock:
             held = set(self.held.get(db, ()))
@@ -149,7 +154,7 @@ class _Registry:
             late = held and time.monotonic() > self.valid_until.get(db, 0)
         if lost:
             raise LeaseLost(lost)
-        if late:
+        if late and con is None:  # only the spool path trusts the clock; a transaction asks the store below
             raise LeaseLost(f"this process could not renew its lease on {db} in time, so another may have taken "
                             "the run over; it stops writing — run the same command again to resume")
         if held and con is not None:
