@@ -46,25 +46,33 @@ def run(args: list[str], home, env) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def ended(proc: subprocess.Popen) -> tuple[str, int]:
+    """What the command printed and its exit code; a command still running after 30 minutes is killed."""
+    try:
+        return proc.communicate(timeout=1800)[0], proc.returncode
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
 @pytest.mark.parametrize("protocol", sorted(COMMANDS))
 def test_two_commands_on_one_run_never_both_write(tmp_path, protocol):
     # As a user runs them: each command with Prefect's temporary server, one Prefect home.
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="900")
-    alone = run(COMMANDS[protocol], tmp_path / "alone", env)
-    out, _ = alone.communicate(timeout=900)
-    assert alone.returncode == 0, out
+    out, code = ended(run(COMMANDS[protocol], tmp_path / "alone", env))
+    assert code == 0, out
     expected = query(tmp_path / "alone" / "evoci.duckdb", SCORES[protocol])
     assert expected
     for trial in range(TRIALS):
         home = tmp_path / f"trial-{trial}"
         both = [run(COMMANDS[protocol], home, env) for _ in range(2)]
-        ended = [(p.communicate(timeout=900)[0], p.returncode) for p in both]
-        codes = sorted(code for _, code in ended)
-        refused = [text for text, code in ended if code != 0]
-        assert codes in ([0, 0], [0, 75]), ended  # both 0 only if one began after the other ended
+        outcomes = [ended(p) for p in both]
+        codes = sorted(code for _, code in outcomes)
+        refused = [text for text, code in outcomes if code != 0]
+        assert codes in ([0, 0], [0, 75]), outcomes  # both 0 only if one began after the other ended
         for text in refused:
             assert "is being written by another evoci process" in text and "since" in text, text
             assert "scored" not in text  # the other process's results are not shown as this command's
-        assert query(home / "evoci.duckdb", SCORES[protocol]) == expected, f"trial {trial}: {ended}"
+        assert query(home / "evoci.duckdb", SCORES[protocol]) == expected, f"trial {trial}: {outcomes}"
         assert query(home / "evoci.duckdb", "select count(*) from leases") == [(0,)]
