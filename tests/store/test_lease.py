@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import datetime, timezone
 
 import duckdb
 import pytest
@@ -50,12 +51,12 @@ def leases(db) -> list[tuple]:
 
 def test_a_live_owner_refuses_a_second_process_at_once_and_says_who_and_since_when(tmp_path):
     db = tmp_path / "evoci.duckdb"
-    other = holder(db)
+    other = holder(db, EVOCI_LEASE_TTL_S="600")
     try:
         t0 = time.monotonic()
         with lease.scope(), pytest.raises(RunBusy) as refused:
             lease.acquire(db, "r1")
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 < 120  # refused, not made to wait for the lease to expire
         assert f"pid {other.pid}" in str(refused.value) and "since" in str(refused.value)
         other.stdin.write("\n")
         other.stdin.flush()
@@ -79,13 +80,16 @@ def test_a_killed_owner_is_taken_over_at_once_and_a_finished_one_leaves_no_lease
 
 def test_a_frozen_owner_loses_its_lease_after_expiry_and_then_writes_nothing(tmp_path):
     db = tmp_path / "evoci.duckdb"
-    other = holder(db, EVOCI_LEASE_TTL_S="8")
+    other = holder(db, EVOCI_LEASE_TTL_S="60")
     try:
         other.send_signal(signal.SIGSTOP)  # alive, but no heartbeat
         with lease.scope():
             with pytest.raises(RunBusy):
                 lease.acquire(db, "r1")
-            time.sleep(8.5)
+            con = duckdb.connect(str(db), read_only=True)
+            [(expires,)] = con.execute("select expires_at from leases").fetchall()
+            con.close()
+            time.sleep(max((expires - datetime.now(timezone.utc).replace(tzinfo=None)).total_seconds(), 0) + 1)
             lease.acquire(db, "r1")  # expired: taken over
             other.send_signal(signal.SIGCONT)
             other.stdin.write("\n")
