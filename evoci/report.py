@@ -98,15 +98,21 @@ def _print_completeness(db: Path, run_id: str, console: Console) -> None:
 
 
 def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
-    """Run one read-only query and print its rows."""
+    """Run one read-only query and print its rows (the connection is locked down: ``lock_reads``)."""
     import duckdb
 
     db = db.absolute() if db else Paths.default().db
     with connect(db, read_only=True) as con:
         try:
+            refused = _not_a_read(con, query)
+            if refused:
+                print(f"evoci: {refused}", file=sys.stderr)
+                return 2
             cursor = con.execute(query)
         except duckdb.Error as exc:
-            print(f"evoci: query failed: {exc}", file=sys.stderr)
+            hint = (" — evoci sql reads only the results; to read files, name their folder: --allow-files DIR"
+                    if isinstance(exc, duckdb.PermissionException) else "")
+            print(f"evoci: query failed: {exc}{hint}", file=sys.stderr)
             return 1
         if cursor.description is None:
             return 0
@@ -125,6 +131,22 @@ def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
         console_for_output().print(table)
         print(f"{len(rows)} row(s)")
     return 0
+
+
+READ_STATEMENTS = ("SELECT", "EXPLAIN", "CALL")
+
+
+def _not_a_read(con, query: str) -> str | None:
+    """Why ``query`` is not something ``evoci sql`` runs (empty, or a statement that is not a read), else None."""
+    statements = con.extract_statements(query)
+    if not statements:
+        return 'the query is empty — pass SQL, e.g. evoci sql "select * from runs"'
+    for statement in statements:
+        kind = statement.type.name
+        if kind not in READ_STATEMENTS:
+            return (f"evoci sql only reads the results: {kind} statements are refused ({statement.query.strip()[:60]!r})"
+                    " — use select, describe, show, summarize or explain")
+    return None
 
 
 def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, role: str | None = None) -> int:
