@@ -60,7 +60,8 @@ def _config(args: argparse.Namespace):
     try:
         return _make_config(args)
     except ValidationError as exc:  # e.g. a --run-id that is not a folder name
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(str(e["ctx"]["error"]) if e["type"] == "value_error"  # says its field itself
+                             else f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise InputError(problems) from None
 
 
@@ -196,8 +197,8 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     """SWE-EVO: one agent (or a predictions file) per instance, graded; then the rates."""
     from evoci.domain import AgentConfig
     from evoci.flows.swe_evo import swe_evo
-    from evoci.report import console_for_output, print_report
-    from evoci.settings import Paths
+    from evoci.errors import InputError
+    from evoci.report import console_for_output
 
     console = console_for_output()
     config = _config(args).model_copy(update={"protocol": "swe-evo"})
@@ -211,17 +212,32 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
         judge = AgentConfig(kind="llm", model=args.judge_model, options=_parse_options(args.judge_option, "--judge-option"))
     agent = config.programmer.kind
     console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
+    failed = False
     try:
         summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
-    except Exception as exc:  # already recorded; say it plainly
+    except InputError:  # refused before anything ran (a changed config under this run id, an empty dataset)
+        raise
+    except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped
         console.print(f"[red]run ended with failures:[/] {exc}")
-        return 1
-    if not summaries:
-        console.print("[red]no instance could be loaded[/] (see the errors above)")
-        return 1
+        summaries, failed = [], True
+    return print_run_report(args, "swe-evo", summaries, failed, console, "no instance could be loaded")
+
+
+def print_run_report(args: argparse.Namespace, protocol: str, summaries: list, failed: bool, console,
+                     nothing: str) -> int:
+    """The report of the run a command just ran, with its skipped records, also when nothing loaded or it failed."""
+    from evoci.digest import last_finished_run_id
+    from evoci.report import print_report
+    from evoci.settings import Paths
+
     db = Paths.of(args.home).results_db(args.db)
-    print_report(db, summaries[0].run_id, console=console)
-    return 0
+    run_id = summaries[0].run_id if summaries else (last_finished_run_id(db, protocol) if db.exists() else None)
+    if run_id is not None:
+        print_report(db, run_id, console=console)
+    if not summaries and not failed:
+        console.print(f"[red]{nothing}[/] (each record's reason is listed above as skipped)")
+        return 1
+    return 1 if failed else 0
 
 
 def cmd_sql(args: argparse.Namespace) -> int:

@@ -114,5 +114,6 @@ def _task(raw: bytes, path: Path) -> TaskSpec | None:
     try:  # strict: a value of the wrong type is an error, never converted ("60" is not a timeout)
         return TaskSpec.model_validate_json(json.dumps(record), strict=True)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(str(e["ctx"]["error"]) if e["type"] == "value_error"  # says its field itself
+                             else f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise DatasetError(f"invalid task ({problems})") from None

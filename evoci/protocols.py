@@ -64,6 +64,8 @@ def detect_protocol(source: str, named: str | None = None) -> str:
     if path.is_dir() and (path / "metadata").is_dir():
         return "swe-ci"  # a SWE-CI release folder (with --split)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path] if path.is_file() else []
+    if path.is_dir() and not files:
+        raise DatasetError("the folder holds no .json record — pass a folder of SWE-EVO records, or a file", path=source)
     if not files:
         raise DatasetError("dataset not found — pass `demo`, `swe-evo-demo`, `swe-bench-cl-demo`, `nitr`, `nitr:<checkout>`, "
                            "a JSONL or JSON file, or a folder of .json records", path=source)
