@@ -105,7 +105,8 @@ def check_sandbox(config: SandboxConfig) -> None:
 
 def check_run_config(config: RunConfig) -> RunConfig:
     """``config`` itself when every agent and the sandbox are usable for its protocol; else InputError."""
-    check_agent(config.architect, config.protocol, "architect")
     check_agent(config.programmer, config.protocol, "agent")
+    if config.protocol == "swe-ci":  # the only protocol with an architect
+        check_agent(config.architect, config.protocol, "architect")
     check_sandbox(config.sandbox)
     return config

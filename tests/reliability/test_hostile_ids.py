@@ -81,6 +81,9 @@ def test_swe_evo_dataset_ids(place, capsys):
     assert skipped(done) == len(HOSTILE)
     assert f"resolved 0 of {len(HOSTILE)} record(s); {len(HOSTILE)} not loaded" in done.output
     assert not (place / "home" / "runs").exists()
+    report = run_evoci(capsys, "report", "--home", "home")  # the report says the same, from the results
+    assert skipped(report) == len(HOSTILE)
+    assert f"resolved 0 of {len(HOSTILE)} record(s); {len(HOSTILE)} not loaded" in report.stdout
 
 
 def test_swe_bench_cl_dataset_ids(place, capsys):
@@ -98,6 +101,7 @@ def test_swe_bench_cl_dataset_ids(place, capsys):
     check_nothing_outside(place, before)
     assert "sequence id '../../../escaped' contains a path separator" in done.output
     assert skipped(done) == len(HOSTILE) + 1
+    assert f"dataset: {len(HOSTILE) + 1} record(s), 0 loaded, {len(HOSTILE) + 1} not loaded" in done.stdout
     assert not (place / "home" / "runs").exists()
 
 
@@ -111,3 +115,5 @@ def test_nitr_case_folder_ids(place, capsys):
     check_nothing_outside(place, before)
     assert "skipped: NITR case folder '003.retry\\x07setting' contains the control character U+0007" in done.output
     assert "0 of 1 case(s) evaluated (1 not loaded" in done.output
+    report = run_evoci(capsys, "report", "--home", "home")
+    assert skipped(report) == 1 and "0 of 1 case(s) evaluated (1 not loaded" in report.stdout
