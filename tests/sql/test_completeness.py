@@ -47,7 +47,8 @@ def test_a_run_is_complete_only_when_every_task_of_its_dataset_is_scored(con):
         dict(run_id="nitr", tasks_expected=1, records_not_loaded=0, tasks_unscored=1, unscored_reasons={"not_evaluated": 1},
              complete=False),
     ]
-    expected = {r["run_id"]: r for r in rows(con, "select * from run_completeness")}
+    expected = {r["run_id"]: r for r in rows(con, "select run_id, tasks_expected, tasks_unscored, unscored_reasons, "
+                                                 "complete from run_completeness")}
     for view in ("swe_ci_evoscore_runs", "swe_ci_solved_runs", "swe_ci_zero_regression_runs", "swe_evo_runs",
                  "nitr_runs", "cl_run_metrics_default"):
         for row in rows(con, f"select run_id, tasks_expected, tasks_unscored, unscored_reasons, complete from {view}"):
