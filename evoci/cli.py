@@ -52,6 +52,20 @@ def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
 
 
 def _config(args: argparse.Namespace):
+    """The run's config from the command line; a value pydantic refuses is an InputError naming it."""
+    from pydantic import ValidationError
+
+    from evoci.errors import InputError
+
+    try:
+        return _make_config(args)
+    except ValidationError as exc:  # e.g. a --run-id that is not a folder name
+        problems = "; ".join(str(e["ctx"]["error"]) if e["type"] == "value_error"  # says its field itself
+                             else f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InputError(problems) from None
+
+
+def _make_config(args: argparse.Namespace):
     from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 
     agent_options = _parse_options(args.agent_option, "--agent-option")
@@ -97,19 +111,21 @@ def _from_model_block(name: str):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from evoci.swe_evo.datasets import is_swe_evo_dataset
+    from evoci.preflight import check_run_config
+    from evoci.protocols import detect_protocol
 
-    if args.protocol == "swe-evo" or (args.protocol is None and is_swe_evo_dataset(args.dataset)):
+    protocol = detect_protocol(args.dataset, args.protocol)  # from whole records, never a file's first bytes
+    if protocol == "nitr" and not args.dataset.startswith("nitr"):
+        args.dataset = f"nitr:{args.dataset}"
+    check_run_config(_config(args).model_copy(update={"protocol": protocol}))  # before anything is recorded
+    if protocol == "swe-evo":
         return cmd_run_swe_evo(args)
-    from evoci.swe_bench_cl.datasets import is_cl_dataset
-
-    if args.protocol == "swe-bench-cl" or (args.protocol is None and is_cl_dataset(args.dataset)):
+    if protocol == "swe-bench-cl":
         from evoci.swe_bench_cl.cli import cmd_run_continual
 
         return cmd_run_continual(args, _config(args).model_copy(update={"protocol": "swe-bench-cl"}))
     from evoci.datasets import dataset_name
     from evoci.identity import check_run
-    from evoci.nitr.suites import is_nitr_source
     from evoci.report import console_for_output
     from evoci.runtime import RunContext
     from evoci.store import lease
@@ -125,14 +141,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"[red]{exc}[/]")
             return 2
     config = _config(args)
-    nitr = is_nitr_source(args.dataset)
+    nitr = protocol == "nitr"
     name = dataset_name(args.dataset)
     if nitr:
-        from evoci.nitr.loader import load_suite
-        from evoci.nitr.suites import run_dataset_name, suite_root
+        from evoci.nitr.suites import run_dataset_name, selected_suite
 
         config = config.model_copy(update={"protocol": "nitr"})
-        name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
+        name = run_dataset_name(args.dataset, selected_suite(args.dataset, _selection(args.select)))
+    else:
+        from evoci.datasets import load_dataset
+        from evoci.settings import Paths
+
+        load_dataset(args.dataset, Paths.of(args.home))  # an empty or missing dataset is refused before a run exists
     run = RunContext.create(config, name, home=args.home, db=args.db)
     check_run(Path(run.db), run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
     with lease.scope():
@@ -207,10 +227,9 @@ def results_db(args: argparse.Namespace) -> Path:
 def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     """SWE-EVO: one agent (or a predictions file) per instance, graded; then the rates."""
     from evoci.domain import AgentConfig
-    from evoci.errors import LeaseLost, RunBusy
+    from evoci.errors import InputError, LeaseLost, RunBusy
     from evoci.flows.swe_evo import swe_evo
-    from evoci.report import console_for_output, print_report
-    from evoci.settings import Paths
+    from evoci.report import console_for_output
 
     console = console_for_output()
     config = _config(args).model_copy(update={"protocol": "swe-evo"})
@@ -225,42 +244,66 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     agent = config.programmer.kind
     console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
     from evoci import ephemeral
-    from evoci.verdict import exit_code
 
     ephemeral.start()
+    failed = False
     try:
         summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
-    except (RunBusy, LeaseLost):
-        raise  # another process writes this run: its results are not this command's to show
-    except Exception as exc:  # already recorded; say it plainly
+    except (InputError, RunBusy, LeaseLost):
+        # refused before anything ran (a changed config under this run id, an empty dataset), or another
+        # process writes this run: its results are not this command's to show
+        raise
+    except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped
         console.print(f"[red]run ended with failures:[/] {exc}")
-        return 1
-    if not summaries:
-        console.print("[red]no instance could be loaded[/] (see the errors above)")
-        return 1
+        summaries, failed = [], True
+    return print_run_report(args, "swe-evo", summaries, failed, console, "no instance could be loaded")
+
+
+def print_run_report(args: argparse.Namespace, protocol: str, summaries: list, failed: bool, console,
+                     nothing: str) -> int:
+    """The report of the run a command just ran, with its skipped records, also when nothing loaded or it failed."""
+    from evoci.digest import last_finished_run_id
+    from evoci.report import print_report
+    from evoci.settings import Paths
+    from evoci.verdict import exit_code
+
     db = Paths.of(args.home).results_db(args.db)
-    print_report(db, summaries[0].run_id, console=console)
-    return exit_code(db, summaries[0].run_id, console)
+    run_id = summaries[0].run_id if summaries else (last_finished_run_id(db, protocol) if db.exists() else None)
+    if run_id is not None:
+        print_report(db, run_id, console=console)
+    if not summaries and not failed:
+        console.print(f"[red]{nothing}[/] (each record's reason is listed above as skipped)")
+        return 1
+    if run_id is None:
+        return 1
+    code = exit_code(db, run_id, console)
+    return 1 if failed else code
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
     from evoci.report import run_sql
+    from evoci.store.db import locked_reads
 
-    return run_sql(results_db(args), args.query, output=args.format)
+    db = results_db(args)
+    with locked_reads(tuple(args.allow_files or ())):  # the results and nothing else (DuckDB's file access off)
+        return run_sql(db, args.query, output=args.format)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from evoci.digest import latest_run_id as latest_run
     from evoci.report import print_report
 
-    db = results_db(args)
-    run_id = args.run_id or latest_run(db)
-    if args.html:
-        from evoci.report_html import write_html
+    from evoci.store.db import locked_reads
 
-        print(f"evoci: wrote {write_html(db, run_id, Path(args.html))}")
-        return 0
-    print_report(db, run_id, gamma=args.gamma)
+    db = results_db(args)
+    with locked_reads():  # the results and nothing else, as `evoci sql`
+        run_id = args.run_id or latest_run(db)
+        if args.html:
+            from evoci.report_html import write_html
+
+            print(f"evoci: wrote {write_html(db, run_id, Path(args.html))}")
+            return 0
+        print_report(db, run_id, gamma=args.gamma)
     return 0
 
 
@@ -293,8 +336,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe; SWE-Bench-CL: attempts per cell (default: 1)")
     p.add_argument("--grade-every-step", action="store_true", help="NITR: also grade intermediate steps (diagnostic)")
     p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
-    p.add_argument("--protocol", choices=["swe-ci", "swe-evo", "swe-bench-cl"], help="default: swe-evo for SWE-bench-format "
-                   "records (and `swe-evo-demo`), swe-bench-cl for a curriculum JSON (and `swe-bench-cl-demo`), else swe-ci")
+    p.add_argument("--protocol", choices=["swe-ci", "swe-evo", "swe-bench-cl", "nitr"], help="default: recognised from "
+                   "every record's fields — swe-evo for SWE-bench-format records (and `swe-evo-demo`), swe-bench-cl for a "
+                   "curriculum JSON (and `swe-bench-cl-demo`), nitr for `nitr`/`nitr:<checkout>`, swe-ci for tasks")
     p.add_argument("--repos", metavar="DIR", help="SWE-EVO: folder of local clones (<owner>__<name>) for records without repo_path")
     p.add_argument("--predictions", metavar="FILE", help="SWE-EVO: grade an OpenHands output.jsonl or SWE-agent preds.json as-is")
     p.add_argument("--judge-model", metavar="MODEL", help="SWE-EVO: label each unresolved instance with the paper's "
@@ -333,6 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("query", help='e.g. "select * from evoscore(gamma := 1.5)"')
     _results_options(sql)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sql.add_argument("--allow-files", action="append", metavar="DIR",
+                     help="let the query read files under DIR (read_csv, read_json, …); nothing is ever written (repeatable)")
     sql.set_defaults(func=cmd_sql)
 
     report = sub.add_parser("report", help="a run's scores")

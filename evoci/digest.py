@@ -243,6 +243,15 @@ def latest_run_id(db: Path) -> str:
     return row[0]
 
 
+def last_finished_run_id(db: Path, protocol: str) -> str | None:
+    """The run of ``protocol`` that finished last: the one a command just ran, when its flow
+    returned nothing to name it by (every record was skipped, or the flow raised)."""
+    with reading(Path(db)) as con:
+        row = con.execute("select run_id from runs where protocol = ? and finished_at is not null "
+                          "order by finished_at desc limit 1", [protocol]).fetchone()
+    return row[0] if row else None
+
+
 def fmt(value: object, digits: int = 3) -> str:
     """One cell as people read it: 3 decimals, yes/no, — for NULL."""
     if value is None:

@@ -12,7 +12,9 @@ import json
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evoci.names import check_name
 
 Protocol = Literal["swe-ci", "swe-evo", "nitr", "swe-bench-cl"]
 
@@ -70,9 +72,9 @@ class EnvironmentSpec(BaseModel):
 class TaskSpec(BaseModel):
     """One benchmark instance. For SWE-CI: evolve ``base_ref`` toward ``oracle_ref``."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    task_id: str = Field(description="Unique within a dataset; used in every fact's key.")
+    task_id: str = Field(description="Unique within a dataset; used in every fact's key and as a folder name.")
     repo: str = Field(description="Path of a local git repository holding both refs.")
     base_ref: str = Field(description="The starting codebase c0 (commit, branch or tag).")
     oracle_ref: str = Field(description="The oracle codebase c* whose tests define the target.")
@@ -83,13 +85,27 @@ class TaskSpec(BaseModel):
         description="pytest invocation; evoci appends the json-report options.",
     )
     pythonpath: tuple[str, ...] = Field(("src", "."), description="PYTHONPATH entries, relative to the workspace.")
-    test_timeout_s: float | None = Field(None, description="Overrides the run's test timeout for this task.")
+    test_timeout_s: float | None = Field(None, gt=0, description="Overrides the run's test timeout for this task.")
     extra_requirements: tuple[str, ...] = Field(
         (), description="pip requirement strings added to the environment resolved from the oracle (e.g. 'pytest-cov')."
     )
     image_archive: str | None = Field(None, description="This task's `docker save` archive (SWE-CI release layout).")
     image_digest: str | None = Field(None, description="SHA-256 of ``image_archive`` (its identity).")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Protocol-specific extras, stored as JSON.")
+
+    @field_validator("task_id")
+    @classmethod
+    def _task_id_is_a_name(cls, value: str) -> str:
+        return check_name(value, "task_id")
+
+    @field_validator("tests_dir")
+    @classmethod
+    def _tests_dir_inside(cls, value: str) -> str:
+        """The oracle's test folder is replaced in the workspace: it must stay inside it."""
+        parts = value.replace("\\", "/").split("/")
+        if not value.strip() or value.startswith("/") or ".." in parts or all(p in ("", ".") for p in parts):
+            raise ValueError(f"tests_dir {value!r} must be a folder inside the repository, e.g. 'tests'")
+        return value
 
 
 class TestStatus(StrEnum):
@@ -176,6 +192,11 @@ class RunConfig(BaseModel):
     retry_delays_s: list[float] = Field([2.0, 10.0], description="Seconds before each retry (the last repeats).")
     attempts: int = Field(1, ge=1, le=100, description="NITR: independent attempts per probe (Pass@k, stability).")
     grade_every_step: bool = Field(False, description="NITR: also grade each intermediate step (a diagnostic).")
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_is_a_name(cls, value: str | None) -> str | None:
+        return value if value is None else check_name(value, "run id")
 
     def identity(self) -> dict[str, Any]:
         """What the results depend on (not the run's name, nor how it is scheduled or retried).

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from evoci.domain import TaskSpec
 from evoci.errors import DatasetError
+from evoci.names import check_name
 
 COLUMNS = ("task_id", "current_sha", "target_sha")
 TEST_COMMAND = ("python", "-m", "pytest", "tests", "--color=no", "--tb=short", "--disable-warnings", "-rfE")
@@ -81,9 +82,7 @@ def load_release(path: Path, unpack_root: Path) -> tuple[list[TaskSpec], list[Da
 
 
 def _task(row: dict[str, str], data: Path, unpack_root: Path) -> TaskSpec:
-    task_id = (row.get("task_id") or "").strip()
-    if not task_id or "/" in task_id or task_id.startswith("."):
-        raise DatasetError(f"bad task_id {task_id!r} — it names the folder data/<task_id>/")
+    task_id = check_name((row.get("task_id") or "").strip(), "task_id")  # it names the folder data/<task_id>/
     folder = data / task_id
     code = folder / "code.zip"
     if not code.is_file():

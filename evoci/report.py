@@ -35,14 +35,17 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
 
     if is_swe_evo_run(db, run_id):
         print_swe_evo_report(db, run_id, console)
+        print_completeness(db, run_id, console)
         return
     if is_nitr_run(db, run_id):
         print_nitr_report(db, run_id, console=console)
+        print_completeness(db, run_id, console)
         return
     from evoci.swe_bench_cl.report import is_cl_run, print_cl_report
 
     if is_cl_run(db, run_id):
         print_cl_report(db, run_id, console)
+        print_completeness(db, run_id, console)
         return
     digest = load_digest(db, run_id, gamma=gamma)
     if len(digest.tasks) == 1 and digest.tasks[0].iterations:
@@ -77,20 +80,31 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         f"avg turns {fmt(digest.avg_turns, 1)} · cost ${fmt(digest.cost_usd, 4)} "
         f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
     )
-    _print_completeness(db, run_id, console)
+    print_completeness(db, run_id, console)
     console.print(f"query these numbers: {sql_hint(db, f'select * from evoscore(gamma := {gamma:g}) where run_id = {run_id!r}')}",
                   style="dim", soft_wrap=True)
 
 
-def _print_completeness(db: Path, run_id: str, console: Console) -> None:
-    """Say so when the run is partial (run_completeness), and list the dataset lines that were skipped."""
+def dataset_counts(con, run_id: str) -> tuple[int, int]:
+    """(records the run's dataset held, records that were not loaded), from ``run_completeness``."""
+    row = con.execute("select tasks_expected, records_not_loaded from run_completeness where run_id = ?",
+                      [run_id]).fetchone()
+    return (row[0], row[1]) if row else (0, 0)
+
+
+def print_completeness(db: Path, run_id: str, console: Console) -> None:
+    """Every protocol: the dataset records that were skipped and why, the dataset's size (every
+    headline's denominator), and a warning when the run is partial (``run_completeness``)."""
     with connect(db, read_only=True) as con:
-        row = con.execute("select tasks_expected, tasks_unscored, unscored_reasons from run_completeness "
-                          "where run_id = ?", [run_id]).fetchone()
+        row = con.execute("select tasks_expected, tasks_unscored, unscored_reasons, records_not_loaded "
+                          "from run_completeness where run_id = ?", [run_id]).fetchone()
         skipped = con.execute("select message from failures where run_id = ? and node = 'dataset' order by message",
                               [run_id]).fetchall()
     for (message,) in skipped:
         console.print(f"[yellow]skipped:[/] {message}", soft_wrap=True)
+    if row:
+        console.print(f"dataset: {row[0]} record(s), {row[0] - row[3]} loaded, {row[3]} not loaded"
+                      + (" (listed above)" if row[3] else ""), soft_wrap=True)
     if row and row[1]:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(row[2].items()))
         console.print(f"[yellow]partial run:[/] {row[1]} of the dataset's {row[0]} task(s) have no score ({reasons}) "
@@ -98,15 +112,21 @@ def _print_completeness(db: Path, run_id: str, console: Console) -> None:
 
 
 def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
-    """Run one read-only query and print its rows."""
+    """Run one read-only query and print its rows (the connection is locked down: ``lock_reads``)."""
     import duckdb
 
     db = db.absolute() if db else Paths.default().db
     with connect(db, read_only=True) as con:
         try:
+            refused = _not_a_read(con, query)
+            if refused:
+                print(f"evoci: {refused}", file=sys.stderr)
+                return 2
             cursor = con.execute(query)
         except duckdb.Error as exc:
-            print(f"evoci: query failed: {exc}", file=sys.stderr)
+            hint = (" — evoci sql reads only the results; to read files, name their folder: --allow-files DIR"
+                    if isinstance(exc, duckdb.PermissionException) else "")
+            print(f"evoci: query failed: {exc}{hint}", file=sys.stderr)
             return 1
         if cursor.description is None:
             return 0
@@ -125,6 +145,22 @@ def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
         console_for_output().print(table)
         print(f"{len(rows)} row(s)")
     return 0
+
+
+READ_STATEMENTS = ("SELECT", "EXPLAIN", "CALL")
+
+
+def _not_a_read(con, query: str) -> str | None:
+    """Why ``query`` is not something ``evoci sql`` runs (empty, or a statement that is not a read), else None."""
+    statements = con.extract_statements(query)
+    if not statements:
+        return 'the query is empty — pass SQL, e.g. evoci sql "select * from runs"'
+    for statement in statements:
+        kind = statement.type.name
+        if kind not in READ_STATEMENTS:
+            return (f"evoci sql only reads the results: {kind} statements are refused ({statement.query.strip()[:60]!r})"
+                    " — use select, describe, show, summarize or explain")
+    return None
 
 
 def print_trajectory(db: Path, run_id: str, task_id: str, iteration: int, *, role: str | None = None) -> int:

@@ -30,10 +30,14 @@ class RunContext(BaseModel):
         scheduled or triggered run is a new evoci run (a nightly benchmark must not find last
         night's results in its cache), while a retry of that flow run keeps its id and resumes.
         The id is written into the returned ``config``, so subflows given ``run.config`` join this run.
+        The agents and sandbox are checked first (``evoci.preflight``), and the id must be a folder name.
         """
+        from evoci.names import check_name
+        from evoci.preflight import check_run_config
+
         paths = Paths.of(home)
-        config = isolated(config)
-        run_id = config.run_id or config.resolved_run_id(dataset) + _deployment_run_suffix()
+        config = isolated(check_run_config(config))  # an unknown agent or option never claims a run
+        run_id = check_name(config.run_id or config.resolved_run_id(dataset) + _deployment_run_suffix(), "run id")
         return cls(
             run_id=run_id, dataset=dataset, config=config.model_copy(update={"run_id": run_id}),
             home=str(paths.home), db=str(paths.results_db(db)),

@@ -21,10 +21,10 @@ from evoci.domain import RunConfig
 from evoci.errors import InfrastructureError, InputError
 from evoci.flows.benchmark import each_in_subflows
 from evoci.nitr.evaluator import NitrGrade
-from evoci.nitr.loader import NitrProbe, load_suite
+from evoci.nitr.loader import NitrProbe
 from evoci.nitr.report import publish_nitr_run
 from evoci.nitr.recorder import ProbeRecorder
-from evoci.nitr.suites import run_dataset_name, suite_root
+from evoci.nitr.suites import run_dataset_name, selected_suite
 from evoci.runtime import RunContext
 from evoci.store import lease, reading
 from evoci.tasks.identity import ended, record_run
@@ -106,7 +106,7 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
         config = config.model_copy(update={"protocol": "nitr"})
-        suite = load_suite(suite_root(source), select)
+        suite = selected_suite(source, select)  # nothing to run is an error, before a run is recorded
         dataset = run_dataset_name(source, suite)
         run = RunContext.create(config, dataset, home=home, db=db)
         record_run(run, dataset_tasks=len(suite.probes) + len(suite.errors))

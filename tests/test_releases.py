@@ -59,7 +59,7 @@ def test_bad_rows_are_reported_and_the_others_still_load(release, tmp_path):
     messages = [str(e) for e in data.errors]
     assert "test.csv:3: " in messages[0] and "not a zip archive" in messages[0]
     assert "test.csv:4: " in messages[1] and "data/ghost/code.zip is missing" in messages[1]
-    assert "test.csv:5: " in messages[2] and "bad task_id" in messages[2]
+    assert "test.csv:5: " in messages[2] and "task_id '../evil' contains a path separator" in messages[2]
 
 
 def test_an_unknown_split_names_the_splits_there_are(release):

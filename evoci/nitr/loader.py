@@ -28,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from evoci.errors import InputError
+from evoci.names import check_name
 from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline, load_pipeline
 
 CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".h", ".hpp")
@@ -148,7 +149,7 @@ def _shared_hash(suite: Path) -> str:
 
 
 def load_probe(suite: Path, case_dir: Path, matrix: dict[str, tuple[str, str]], shared: str = "") -> NitrProbe:
-    case = case_dir.name
+    case = check_name(case_dir.name, "NITR case folder")  # a probe id is a folder name in every run
     number = case.split(".", 1)[0]
     if number not in matrix:
         raise InputError(f"case {case}: no row for {number} in docs/design_matrix.md — add its dimension and granularity")

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evoci.digest import fmt
+from evoci.report import dataset_counts
 from evoci.store import connect
 
 
@@ -31,6 +32,7 @@ def print_nitr_report(db: Path, run_id: str, *, console: Console | None = None) 
             "order by dimension", [run_id]).fetchall()
         reasons = dict(con.execute("select task_id, reason from tasks where run_id = ? and reason is not null",
                                    [run_id]).fetchall())
+        cases, not_loaded = dataset_counts(con, run_id)
     table = Table(title=f"NITR run {run_id}")
     for col in ("probe", "dimension", "granularity", "steps", "category", "functional", "structural", "note"):
         table.add_column(col)
@@ -40,7 +42,8 @@ def print_nitr_report(db: Path, run_id: str, *, console: Console | None = None) 
     console.print(table)
     if totals:
         evaluated, unevaluated, n_pass, n_f, n_s, n_b, n_e, pass_rate, s_rate = totals
-        console.print(f"[bold]run[/]: {evaluated} evaluated ({unevaluated} not) · Pass {n_pass} · F {n_f} · S {n_s} · "
+        console.print(f"[bold]run[/]: {evaluated} of {cases} case(s) evaluated ({not_loaded} not loaded, "
+                      f"{unevaluated} not evaluated) · Pass {n_pass} · F {n_f} · S {n_s} · "
                       f"B {n_b} · E {n_e} · pass rate {fmt(pass_rate)} · S-rate {fmt(s_rate)}")
     if dims:
         console.print("by dimension: " + " · ".join(f"{d or '?'} {fmt(p)} ({n}/{e})" for d, e, n, p, _ in dims))

@@ -46,3 +46,25 @@ def run_dataset_name(source: str, suite: "NitrSuite") -> str:
     """
     identity = stable_hash(sorted((p.probe_id, p.content_hash) for p in suite.probes), 8)
     return f"{suite_name(source)}-{identity}"
+
+
+def selected_suite(source: str, select: dict[str, list[str]] | None = None) -> "NitrSuite":
+    """The suite's probes that ``select`` keeps; an InputError when there is nothing to run.
+
+    A selection that matches no probe (a typo such as ``dimension=D10``) would otherwise record
+    an empty run and exit 0, as would a checkout without a case.
+    """
+    from evoci.errors import InputError
+    from evoci.nitr.loader import load_suite
+
+    suite = load_suite(suite_root(source), select)
+    if suite.probes:
+        return suite
+    if any(select.values() if select else ()):
+        asked = ", ".join(f"{k}={','.join(v)}" for k, v in sorted(select.items()) if v)
+        unusable = f" ({len(suite.errors)} unusable case(s) not counted)" if suite.errors else ""
+        raise InputError(f"--select {asked} matches no probe of {suite_name(source)}{unusable} — "
+                         "check the values (id, language, dimension D1–D9, granularity micro/multi-step)")
+    if not suite.errors:
+        raise InputError(f"{suite_root(source)} holds no NITR case — pass a checkout with cases/<NNN>.<slug>/ folders")
+    return suite

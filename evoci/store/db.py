@@ -27,6 +27,9 @@ from evoci.settings import db_wait_s
 _WRITER_CONFIG = {"threads": 1, "autoload_known_extensions": False, "autoinstall_known_extensions": False}
 _write_lock = threading.RLock()
 _ready: set[Path] = set()  # files whose schema and views this process has applied
+# Set by the reading commands (`evoci sql`, `evoci report`, ``locked_reads``): read-only
+# connections then read the results file and nothing else (``lock_down``).
+_locked_reads: dict[str, tuple[str, ...]] = {}
 
 
 def _is_lock_error(exc: duckdb.Error) -> bool:
@@ -73,6 +76,8 @@ def _connect(path: Path, *, read_only: bool, wait_s: float | None) -> Iterator[d
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 1.0)
     try:
+        if read_only and "dirs" in _locked_reads:
+            lock_down(con, _locked_reads["dirs"])
         if not read_only and path not in _ready:
             with _write_lock:
                 evoci.sql.apply(con)
@@ -80,6 +85,35 @@ def _connect(path: Path, *, read_only: bool, wait_s: float | None) -> Iterator[d
         yield con
     finally:
         con.close()
+
+
+@contextmanager
+def locked_reads(allowed_dirs: tuple[str, ...] = ()) -> Iterator[None]:
+    """Inside this block, read-only connections see the results file and nothing else.
+
+    For the commands that run people's queries (``evoci sql``, ``evoci report``). ``allowed_dirs``
+    are folders whose files a query may read (``evoci sql --allow-files DIR``).
+    """
+    _locked_reads["dirs"] = tuple(str(Path(d).absolute()) + "/" for d in allowed_dirs)
+    try:
+        yield
+    finally:
+        _locked_reads.pop("dirs", None)
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, allowed_dirs: tuple[str, ...] = ()) -> None:
+    """Switch off DuckDB's access to every other file and database, then lock the configuration.
+
+    The results file is open already (read-only), so it stays readable; attach, copy, export,
+    file readers and extension install/load now fail, and no SET can undo it. The views read
+    only tables of the file, so every view still works.
+    """
+    if allowed_dirs:
+        con.execute("set allowed_directories = ?", [list(allowed_dirs)])
+    con.execute("set autoload_known_extensions = false")
+    con.execute("set autoinstall_known_extensions = false")
+    con.execute("set enable_external_access = false")
+    con.execute("set lock_configuration = true")
 
 
 @contextmanager

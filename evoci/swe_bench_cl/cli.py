@@ -27,10 +27,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run_continual(args: argparse.Namespace, config) -> int:
-    from evoci.errors import LeaseLost, RunBusy
+    from evoci.cli import print_run_report
+    from evoci.errors import InputError, LeaseLost, RunBusy
     from evoci.flows.continual import continual
-    from evoci.report import console_for_output, print_report
-    from evoci.settings import Paths
+    from evoci.report import console_for_output
     from evoci.swe_bench_cl.embedding import EmbeddingConfig
     from evoci.swe_bench_cl.memory import MemoryConfig
 
@@ -41,21 +41,16 @@ def cmd_run_continual(args: argparse.Namespace, config) -> int:
     console.print(f"[bold]evoci[/] SWE-Bench-CL — dataset {args.dataset}, agent {config.programmer.kind}, matrix "
                   f"{args.matrix}, {args.attempts} attempt(s) per cell, memory {'off' if args.no_memory else 'on'}")
     from evoci import ephemeral
-    from evoci.verdict import exit_code
 
     ephemeral.start()
+    failed = False
     try:
         summaries = continual(args.dataset, config, matrix=args.matrix, attempts=args.attempts, memory=memory,
                               embedding=embedding, repos=args.repos, environments=args.environments, home=args.home,
                               db=args.db)
-    except (RunBusy, LeaseLost):
-        raise  # another process writes this run: its results are not this command's to show
-    except Exception as exc:  # already recorded; say it plainly
+    except (InputError, RunBusy, LeaseLost):  # refused before anything ran (a changed config under this run id, an empty dataset)
+        raise
+    except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped
         console.print(f"[red]run ended with failures:[/] {exc}")
-        return 1
-    if not summaries:
-        console.print("[red]no sequence could be loaded[/] (see the errors above)")
-        return 1
-    db = Paths.of(args.home).results_db(args.db)
-    print_report(db, summaries[0].run_id, console=console)
-    return exit_code(db, summaries[0].run_id, console)
+        summaries, failed = [], True
+    return print_run_report(args, "swe-bench-cl", summaries, failed, console, "no sequence could be loaded")

@@ -12,22 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from evoci.domain import stable_hash
+from evoci.errors import DatasetError
 from evoci.settings import Paths
 from evoci.swe_bench_cl.loader import CLDataset, load_swe_bench_cl
 
 DEMO = "swe-bench-cl-demo"
-
-
-def is_cl_dataset(source: str) -> bool:
-    """``swe-bench-cl-demo``, or a JSON file that holds sequences of continual-learning tasks."""
-    if source == DEMO:
-        return True
-    path = Path(source)
-    if not path.is_file():
-        return False
-    with path.open(errors="replace") as f:
-        head = f.read(1 << 20)
-    return '"sequences"' in head and '"continual_learning"' in head
 
 
 def load_cl_dataset(source: str, settings: list[Any], *, repos: str | None = None, environments: str | None = None,
@@ -39,5 +28,7 @@ def load_cl_dataset(source: str, settings: list[Any], *, repos: str | None = Non
 
         source = str(build_cl_demo(paths.home / DEMO))
     data = load_swe_bench_cl(source, repos_dir=repos, environments=environments)
+    if not data.sequences and not data.errors:
+        raise DatasetError("the curriculum holds no sequence — pass a SWE-Bench-CL curriculum JSON", path=source)
     identity = [data.content_hash, *(s.model_dump(mode="json") if hasattr(s, "model_dump") else s for s in settings)]
     return data, f"{data.name}-{stable_hash(identity, 8)}"

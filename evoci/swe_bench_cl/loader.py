@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evoci.domain import stable_hash
 from evoci.errors import DatasetError
+from evoci.names import check_name
 from evoci.swe_evo.loader import EvoInstance, parse_record
 
 ENVIRONMENT_FIELDS = ("test_cmds", "log_parser", "python", "requirements", "pytest_plugins", "environment_setup_commit")
@@ -121,7 +122,7 @@ def parse_sequence(sequence: Any, base_dir: Path, repos_dir, envs: dict[str, dic
                    where: str) -> CLSequence:
     if not isinstance(sequence, dict) or "id" not in sequence or not isinstance(sequence.get("tasks"), list):
         raise DatasetError("a sequence needs 'id', 'repo' and a 'tasks' list")
-    sequence_id, repo = str(sequence["id"]), str(sequence.get("repo") or "")
+    sequence_id, repo = check_name(str(sequence["id"]), "sequence id"), str(sequence.get("repo") or "")
     issues: list[CLIssue] = []
     for k, task in enumerate(sequence["tasks"]):
         try:

@@ -11,23 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evoci.domain import RunConfig, stable_hash
+from evoci.errors import DatasetError
 from evoci.settings import Paths
 from evoci.swe_evo.loader import EvoDataset, load_swe_evo
 
 DEMO = "swe-evo-demo"
-
-
-def is_swe_evo_dataset(source: str) -> bool:
-    """``swe-evo-demo``, or a file/folder whose first record has SWE-bench fields."""
-    if source == DEMO:
-        return True
-    path = Path(source)
-    sample = next(iter(sorted(path.glob("*.json"))), None) if path.is_dir() else path
-    if sample is None or not sample.is_file():
-        return False
-    with sample.open(errors="replace") as f:
-        head = f.read(65536)
-    return '"FAIL_TO_PASS"' in head and '"instance_id"' in head
 
 
 def load_evo_dataset(source: str, config: RunConfig, *, repos: str | None = None,
@@ -39,4 +27,7 @@ def load_evo_dataset(source: str, config: RunConfig, *, repos: str | None = None
 
         source = str(build_swe_evo_demo(paths.home / "swe-evo-demo"))
     data = load_swe_evo(source, repos_dir=repos)
+    if not data.instances and not data.errors:
+        raise DatasetError("the dataset holds no SWE-EVO record — pass a .json/.jsonl file or a folder of .json records",
+                           path=source)
     return data, f"{data.name}-{stable_hash([data.content_hash, config.programmer.options.get('sha256')], 8)}"

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.domain import TaskSpec, stable_hash
 from evoci.errors import DatasetError
+from evoci.names import check_name
 from evoci.swebench.parsers import PARSERS
 
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS")
@@ -161,7 +162,7 @@ def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = 
     if not isinstance(prs, list) or not all(isinstance(p, dict) for p in prs):
         raise DatasetError(f"record {name!r}: PRs must be a list of objects")
     return EvoInstance(
-        instance_id=str(record["instance_id"]), repo=str(record["repo"]),
+        instance_id=check_name(str(record["instance_id"]), "instance_id"), repo=str(record["repo"]),
         repo_path=_repo_path(record, base_dir, repos_dir),
         base_commit=str(record["base_commit"]),
         end_version_commit=record.get("end_version_commit"), environment_setup_commit=record.get("environment_setup_commit"),

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evoci.digest import fmt
+from evoci.report import dataset_counts
 from evoci.store import connect, reading
 
 HEADER = ["instance", "F2P passing", "P2P passing", "applied", "resolved", "fix rate", "flags"]
@@ -53,8 +54,10 @@ def load_summary(con, run_id: str) -> EvoSummary:
            from swe_evo_runs where run_id = ?""", [run_id]).fetchone()
     if run is not None:
         (valid, invalid, missing, resolved, r, r_lo, r_hi, applied, a, a_lo, a_hi, fix, f_lo, f_hi, f2p, p2p) = run
+        records, not_loaded = dataset_counts(con, run_id)
         summary.headline = (
-            f"{valid} valid instance(s) ({invalid} invalid, {missing} without prediction, counted as 0) · "
+            f"resolved {resolved} of {records} record(s); {not_loaded} not loaded, {invalid} invalid · "
+            f"{valid} valid instance(s) ({missing} without prediction, counted as 0): "
             f"resolved {resolved}/{valid} = {percent(r)} [{percent(r_lo)}, {percent(r_hi)}] · "
             f"patch apply {applied}/{valid} = {percent(a)} [{percent(a_lo)}, {percent(a_hi)}] · "
             f"fix rate {percent(fix)} [{percent(f_lo)}, {percent(f_hi)}] · F2P {percent(f2p)} · P2P {percent(p2p)}")

@@ -6,7 +6,10 @@
 --          e.g. a single `evolve` flow run), task_scored (one decision per recorded task),
 --          failures with node 'dataset' (bad dataset lines: never a `tasks` row).
 -- Formula:
---   tasks_expected  = coalesce(runs.dataset_tasks, recorded tasks + bad lines)
+--   tasks_expected  = coalesce(runs.dataset_tasks, recorded tasks + bad lines): every headline's
+--                     denominator ("resolved 6 of 12 records")
+--   records_not_loaded = bad lines: dataset records that never became a task (their messages are
+--                     the `failures` rows with node 'dataset'), listed by the console as "skipped:"
 --   not_started     = tasks_expected − recorded tasks − bad lines (≥ 0): the run stopped (or
 --                     is still going) before these tasks began
 --   tasks_unscored  = recorded tasks not scored + bad lines + not_started
@@ -78,6 +81,7 @@ final as (
     select
         m.run_id,
         m.tasks_expected,
+        m.dataset_errors as records_not_loaded,
         m.recorded_unscored + m.dataset_errors + m.not_started as tasks_unscored,
         coalesce(r.unscored_reasons, map()) as unscored_reasons,
         m.tasks_expected > 0 and m.recorded_unscored + m.dataset_errors + m.not_started = 0 as complete

@@ -197,8 +197,12 @@ def test_evoci_run_grades_public_format_records_from_local_clones(home, tmp_path
     assert main(["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db)]) == 1
     printed = capsys.readouterr().out
     assert "not scored: task kvconf-no-f2p — invalid" in printed and "exit 1: 2 task(s) without a score" in printed
-    # 5 instances loaded, one invalid (empty F2P: out of the denominators); the bad record is reported
-    assert "3 valid instance(s) (1 invalid, 0 without prediction" in printed and "resolved 3/3" in printed
+    # 5 records: 4 loaded, one of them invalid (empty F2P: out of the rates' denominators); the bad record is
+    # listed as skipped and counted in the headline's denominator
+    assert "resolved 3 of 5 record(s); 1 not loaded, 1 invalid · 3 valid instance(s) (0 without prediction" in printed
+    assert "resolved 3/3" in printed and "dataset: 5 record(s), 4 loaded, 1 not loaded (listed above)" in printed
+    skipped = [line for line in printed.splitlines() if line.startswith("skipped: ")]
+    assert len(skipped) == 1 and "unknown log_parser 'parse_log_unknown'" in skipped[0]
     assert query(db, "select instances, valid_instances, invalid_instances, resolved_instances from swe_evo_runs") == [
         (4, 3, 1, 3)]
     [(message,)] = query(db, "select message from failures where node = 'dataset'")

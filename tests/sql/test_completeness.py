@@ -39,15 +39,16 @@ def test_a_run_is_complete_only_when_every_task_of_its_dataset_is_scored(con):
     other.add_task(con, "cl", "i2", "swe-bench-cl", status="input_error", sequence_id="s", sequence_position=2)
 
     assert rows(con, "select * from run_completeness order by run_id") == [
-        dict(run_id="ci", tasks_expected=5, tasks_unscored=4, complete=False,
+        dict(run_id="ci", tasks_expected=5, records_not_loaded=1, tasks_unscored=4, complete=False,
              unscored_reasons={"dataset_error": 1, "infra_error": 1, "not_started": 2}),
-        dict(run_id="ci_whole", tasks_expected=1, tasks_unscored=0, unscored_reasons={}, complete=True),
-        dict(run_id="cl", tasks_expected=2, tasks_unscored=1, unscored_reasons={"input_error": 1}, complete=False),
-        dict(run_id="evo", tasks_expected=3, tasks_unscored=1, unscored_reasons={"incomplete": 1}, complete=False),
-        dict(run_id="nitr", tasks_expected=1, tasks_unscored=1, unscored_reasons={"not_evaluated": 1},
+        dict(run_id="ci_whole", tasks_expected=1, records_not_loaded=0, tasks_unscored=0, unscored_reasons={}, complete=True),
+        dict(run_id="cl", tasks_expected=2, records_not_loaded=0, tasks_unscored=1, unscored_reasons={"input_error": 1}, complete=False),
+        dict(run_id="evo", tasks_expected=3, records_not_loaded=0, tasks_unscored=1, unscored_reasons={"incomplete": 1}, complete=False),
+        dict(run_id="nitr", tasks_expected=1, records_not_loaded=0, tasks_unscored=1, unscored_reasons={"not_evaluated": 1},
              complete=False),
     ]
-    expected = {r["run_id"]: r for r in rows(con, "select * from run_completeness")}
+    expected = {r["run_id"]: r for r in rows(con, "select run_id, tasks_expected, tasks_unscored, unscored_reasons, "
+                                                 "complete from run_completeness")}
     for view in ("swe_ci_evoscore_runs", "swe_ci_solved_runs", "swe_ci_zero_regression_runs", "swe_evo_runs",
                  "nitr_runs", "cl_run_metrics_default"):
         for row in rows(con, f"select run_id, tasks_expected, tasks_unscored, unscored_reasons, complete from {view}"):
