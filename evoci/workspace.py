@@ -192,9 +192,8 @@ class Workspace:
     def commit(self, iteration: int, message: str) -> str:
         """Commit the whole work tree as ``iteration`` (even if nothing changed); return its SHA."""
         self.purge_nested_git()
-        self.reclaim_harness_dir()
-        # Also for workspaces made before the exclude rule matched any type: .evoci is never committed.
-        self.git.add("--all", "--", ".", f":(exclude){HARNESS_DIR}")
+        self.reclaim_harness_dir()  # what is left at .evoci is a real folder, which every exclude rule matches
+        self.git.add("--all")
         date = f"{_EPOCH + iteration} +0000"
         env = {**_SAFE_ENV, **_IDENTITY, "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path),
                "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
