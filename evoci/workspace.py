@@ -210,9 +210,7 @@ class Workspace:
         changed = sorted(differ | set(untracked))
         if changed:
             cmd.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", folder)
-            if (self.path / folder).is_symlink():  # a link in place of the folder: never follow it
-                (self.path / folder).unlink()
-            shutil.rmtree(self.path / folder, ignore_errors=True)
+            treefs.remove(self.path, folder)  # whatever stands there (a link, a FIFO): never followed
             if tree_has(self.repo, sha, folder):
                 cmd.checkout(sha, "--", folder)
         return [p for p in changed if p.startswith(prefix) or p == folder]
