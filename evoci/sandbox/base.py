@@ -2,7 +2,9 @@
 
 A sandbox wraps one task's workspace directory. Paths given to ``read_file``,
 ``write_file`` and ``exec(cwd=...)`` are relative to the workspace root; absolute
-paths and ``..`` escapes are refused. Command failure is data (``ExecResult``);
+paths and ``..`` escapes are refused; ``write_file`` never writes through a link and
+``read_file`` reads only a regular file inside the workspace (``read_inside``, ``write_inside``).
+Command failure is data (``ExecResult``);
 a sandbox that cannot do its job raises ``SandboxError`` (an infrastructure error).
 """
 
