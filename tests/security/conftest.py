@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-# Written by every run, by design: the results store and its write-ahead log and lock files.
-_RUN_WRITES = ("evoci.duckdb",)
+# Written by every run, by design: the results store (and its write-ahead log), and the Docker
+# sandbox's index of image last-use times (evoci/sandbox/docker/images.py).
+_RUN_WRITES = ("evoci.duckdb", "docker/images.json")
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Canary:
             return True
         if not path.is_relative_to(self.home) or path.is_relative_to(self.folder):
             return False
-        return new or path.parent == self.home and path.name.startswith(_RUN_WRITES)
+        return new or path.relative_to(self.home).as_posix().startswith(_RUN_WRITES)
 
 
 def _digest(path: Path) -> str:
