@@ -28,6 +28,7 @@ from pathlib import Path
 
 import git
 
+from evoci import treefs
 from evoci.agents.base import HARNESS_DIR
 from evoci.errors import SandboxError, TaskSpecError
 
@@ -86,7 +87,7 @@ def tree_has(source: git.Repo, sha: str, path: str) -> bool:
 
 @dataclass(frozen=True)
 class Workspace:
-    """A work tree at ``path`` whose git folder is ``path.parent / "git"`` (``.evoci/`` is never committed)."""
+    """A work tree at ``path`` whose git folder is ``path.parent / "git"`` (``.evoci``, whatever it is, is never committed)."""
 
     path: Path
 
@@ -108,6 +109,15 @@ class Workspace:
         cmd.update_environment(**_SAFE_ENV, GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.path))
         cmd.set_persistent_git_options(c=list(_SAFE_CONFIG))
         return cmd
+
+    def reclaim_harness_dir(self) -> list[str]:
+        """Make ``.evoci`` harness-owned again: a link, file or FIFO an agent put at that name is removed
+        (and returned, to be recorded); a real folder stays."""
+        found = treefs.kind(self.path, HARNESS_DIR)
+        if found in (None, "folder"):
+            return []
+        treefs.remove(self.path, HARNESS_DIR)
+        return [HARNESS_DIR]
 
     def purge_nested_git(self) -> list[str]:
         """Delete every ``.git`` in the work tree (an agent's planted repository or git-dir link)."""
@@ -157,7 +167,8 @@ class Workspace:
         cmd.init("-q", "--bare", "--initial-branch=evoci", str(self.git_dir))
         self.git.config("core.bare", "false")
         (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text("".join(f"{p}\n" for p in (f"/{HARNESS_DIR}/", *ignore)))
+        # "/.evoci", not "/.evoci/": the harness's name is excluded whatever an agent makes of it.
+        (self.git_dir / "info" / "exclude").write_text("".join(f"{p}\n" for p in (f"/{HARNESS_DIR}", *ignore)))
         sha = self.commit(0, message)
         self.git.tag(tag, sha)
         return sha
@@ -181,6 +192,7 @@ class Workspace:
     def commit(self, iteration: int, message: str) -> str:
         """Commit the whole work tree as ``iteration`` (even if nothing changed); return its SHA."""
         self.purge_nested_git()
+        self.reclaim_harness_dir()  # what is left at .evoci is a real folder, which every exclude rule matches
         self.git.add("--all")
         date = f"{_EPOCH + iteration} +0000"
         env = {**_SAFE_ENV, **_IDENTITY, "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path),
@@ -198,9 +210,7 @@ class Workspace:
         changed = sorted(differ | set(untracked))
         if changed:
             cmd.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", folder)
-            if (self.path / folder).is_symlink():  # a link in place of the folder: never follow it
-                (self.path / folder).unlink()
-            shutil.rmtree(self.path / folder, ignore_errors=True)
+            treefs.remove(self.path, folder)  # whatever stands there (a link, a FIFO): never followed
             if tree_has(self.repo, sha, folder):
                 cmd.checkout(sha, "--", folder)
         return [p for p in changed if p.startswith(prefix) or p == folder]

@@ -17,6 +17,7 @@ from prefect import task
 from prefect.context import TaskRunContext
 from evoci.logs import run_logger
 
+from evoci import treefs
 from evoci.agents import AgentContext, AgentOutcome, AgentStatus, Role, make_agent
 from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, ModelCall
 from evoci.agents.non_passed import write_non_passed
@@ -54,7 +55,15 @@ def _keep(workspace: Workspace, run: RunContext, prepared: Prepared, iteration: 
     """Copy the iteration's harness files (non-passed/, requirement.xml) to the run's artifacts."""
     dest = run.paths.artifacts(run.run_id, prepared.task.task_id) / f"iteration-{iteration}"
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(workspace.path / HARNESS_DIR, dest, symlinks=True)  # links are kept as links, never followed
+    if (workspace.path / HARNESS_DIR).is_dir() and not (workspace.path / HARNESS_DIR).is_symlink():
+        # Links are kept as links, never followed; FIFOs and devices are not copied (reading one blocks).
+        shutil.copytree(workspace.path / HARNESS_DIR, dest, symlinks=True, ignore=_special_files)
+    else:  # the agent removed the folder (a link in its place was already removed by reclaim_harness_dir)
+        dest.mkdir(parents=True)
+
+
+def _special_files(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if treefs.kind(Path(folder), n) == "special"]
 
 
 def _did(outcome: AgentOutcome, success: str) -> str:
@@ -117,7 +126,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
         sandbox.cleanup()
     if requirement is None and outcome.status is AgentStatus.OK:
         outcome.status, outcome.message = AgentStatus.INVALID_OUTPUT, f"no {REQUIREMENT_FILE} was written"
-    discarded = workspace.changed_files()
+    discarded = sorted({*workspace.reclaim_harness_dir(), *workspace.changed_files()})  # .evoci made a link: gone
     _keep(workspace, run, prepared, iteration)
     workspace.checkout(sha)  # the architect may change nothing but requirement.xml
     run_logger().info(
@@ -147,6 +156,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
             sandbox.cleanup()
         inject_fault(run.home, "programmer-paid", iteration)  # a node that fails after its model calls were paid
     planted = workspace.purge_nested_git()  # a .git anywhere in the tree: git config, hooks, links
+    planted += workspace.reclaim_harness_dir()  # .evoci made a link or a file: removed, never committed
     tampered = sorted({*planted, *workspace.restore(prepared.start_sha, prepared.task.tests_dir)})
     changed = workspace.changed_files()
     new_sha = workspace.commit(iteration, f"evoci: iteration {iteration} ({outcome.status.value})\n\n{outcome.message}")

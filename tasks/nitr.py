@@ -17,6 +17,7 @@ from prefect import task
 from prefect.context import TaskRunContext
 from pydantic import BaseModel
 
+from evoci import treefs
 from evoci.agents.base import AgentOutcome
 from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.logs import run_logger
@@ -50,6 +51,7 @@ class StepResult(BaseModel):
     sha: str
     outcome: AgentOutcome
     changed_files: list[str] = []
+    tampered_files: list[str] = []  # what grading will never see: .evoci made a link, links out of the tree
 
 
 def sandbox_config(run: RunContext, probe: NitrProbe) -> SandboxConfig:
@@ -106,13 +108,13 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
     finally:
         sandbox.cleanup()
     outcome.node_try, outcome.node_run = node_try, node_run
-    clear_harness_dir(workspace.path)
+    tampered = sorted({*clear_harness_dir(workspace.path), *treefs.remove_leaving_links(workspace.path)})
     changed = workspace.changed_files()
     new_sha = workspace.commit(step, f"evoci: {probe.probe_id} step {step} ({outcome.status.value})\n\n{outcome.message}")
     run_logger().info("probe %s, attempt %d, step %d of %d: the agent ended %s — %d file(s) changed, in %.1f s",
                       probe.probe_id, prepared.attempt, step, probe.steps, outcome.status.value, len(changed),
                       time.monotonic() - started)
-    return StepResult(sha=new_sha, outcome=outcome, changed_files=changed)
+    return StepResult(sha=new_sha, outcome=outcome, changed_files=changed, tampered_files=tampered)
 
 
 @task(name="nitr-grade", task_run_name="grade-step-{step}-attempt-{prepared.attempt}", cache_key_fn=nitr_grade_key,

@@ -18,3 +18,13 @@ def patch_setting(source: git.Repo, base: str, files: dict[str, str]) -> str:
         out.append(head + "".join(difflib.unified_diff(old.splitlines(keepends=True), text.splitlines(keepends=True),
                                                        before, f"b/{path}")))
     return "".join(out)
+
+
+def patch_by(source: git.Repo, base: str, change, scratch) -> str:
+    """The patch an agent's work would be: ``change(folder)`` edits a checkout of ``base`` (links and deletions
+    included, as ``git diff --binary`` writes them)."""
+    repo = source.clone(str(scratch))
+    repo.git.checkout("--detach", base)
+    change(scratch)
+    repo.git.add("--all")
+    return repo.git.diff("--cached", "--binary", base) + "\n"

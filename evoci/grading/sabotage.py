@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from evoci.grading import diffpaths
 from evoci.workspace import Workspace
 
 # (what it means, pattern over one added line). Module names are matched without a leading word
@@ -28,6 +29,8 @@ _LINE_RULES = [
     ("hooks interpreter exit or tracing", re.compile(r"atexit\.register|os\._exit\b|sys\.(settrace|setprofile|addaudithook)")),
     ("reaches process internals", re.compile(r"gc\.get_objects|\bctypes\b|/proc/self|os\.dup2?\b|sys\._getframe")),
 ]
+# Files Python imports without a readable source: bytecode and extension modules.
+_COMPILED = (".pyc", ".pyo", ".so", ".pyd")
 # Top-level names that, added to the tree, would shadow the runner or the standard library.
 _SHADOWED = (frozenset(sys.stdlib_module_names) - {"test"}) | {"pytest", "_pytest", "pluggy", "pytest_jsonreport", "iniconfig", "packaging"}
 
@@ -42,19 +45,26 @@ def flags(workspace: Workspace, base_sha: str, sha: str, tests_dir: str, pythonp
 
 
 def flags_in_diff(diff: str, pythonpath: tuple[str, ...], include: Callable[[str], bool] = lambda path: True) -> list[str]:
-    """The flags of a unified diff's added lines, in files ``include`` accepts (a SWE-bench patch, a commit pair)."""
+    """The flags of a unified diff's added paths and lines, in files ``include`` accepts (a SWE-bench patch, a commit
+    pair). Every path counts (``evoci.grading.diffpaths``): quoted names, binary files, renames, links."""
     found: list[str] = []
-    path = None
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            path = line[6:] if line.startswith("+++ b/") and include(line[6:]) else None
-            name = _shadowed(path, pythonpath) if path else None
-            if name:
-                found.append(f"{path}: shadows the module {name!r} of the runner or the standard library")
-        elif line.startswith("+") and path:
+    for entry in diffpaths.files(diff):
+        path = entry.new
+        if not path or not include(path):
+            continue
+        name = _shadowed(path, pythonpath)
+        if name:
+            found.append(f"{path}: shadows the module {name!r} of the runner or the standard library")
+        if path.endswith(_COMPILED):
+            found.append(f"{path}: adds a compiled module (its source cannot be read)")
+        if entry.is_link:
+            target = entry.added[0] if entry.added else "?"
+            found.append(f"{path}: is a symbolic link to {target[:160]}")
+            continue
+        for line in entry.added:
             for meaning, rule in _LINE_RULES:
-                if rule.search(line[1:]):
-                    found.append(f"{path}: {meaning}: {line[1:].strip()[:160]}")
+                if rule.search(line):
+                    found.append(f"{path}: {meaning}: {line.strip()[:160]}")
     return list(dict.fromkeys(found))
 
 
@@ -64,9 +74,9 @@ def _shadowed(path: str, pythonpath: tuple[str, ...]) -> str | None:
     for entry in ("", *pythonpath):
         prefix = [p for p in entry.strip("/").split("/") if p and p != "."]
         rest = parts[len(prefix):]
-        if parts[: len(prefix)] != prefix or not rest or (len(rest) == 1 and not rest[0].endswith(".py")):
+        if parts[: len(prefix)] != prefix or not rest or (len(rest) == 1 and not rest[0].endswith((".py", *_COMPILED))):
             continue
-        name = rest[0].removesuffix(".py")
+        name = rest[0].split(".")[0] if len(rest) == 1 else rest[0]
         if name in _SHADOWED:
             return name
     return None

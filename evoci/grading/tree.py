@@ -9,7 +9,10 @@ The agent owns its codebase, not its grade. So the tree that is graded is the ag
 - interpreter start-up hooks (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``) and package
   metadata folders (``*.dist-info``, ``*.egg-info``, which can declare pytest plugins) exist only
   where the reference has them, as the reference has them;
-- nested ``.git`` entries are dropped.
+- nested ``.git`` entries are dropped;
+- ``.evoci`` (the harness's folder, where the runner configuration goes) is removed whatever the
+  commit made of it and created afresh, and every symlink pointing outside the tree is removed
+  (``evoci.treefs``: nothing of the agent's tree is followed or trusted to be what it looks like).
 
 The runner's configuration is not taken from the tree at all: ``runner_config`` reads the
 reference's and the test node passes it explicitly (``evoci.pytest_run``); a configuration file
@@ -27,11 +30,14 @@ import shutil
 import tomllib
 from pathlib import Path
 
+from evoci import treefs
+from evoci.agents.base import HARNESS_DIR
 from evoci.workspace import Workspace, extract_tree
 
 HOOK_FILES = frozenset({"sitecustomize.py", "usercustomize.py", "conftest.py"})
 HOOK_SUFFIXES = (".pth",)
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
+_NOT_A_FILE = "[evoci: "  # how a configuration file that is a link or a special file reads
 RUNNER_CONFIG = "pytest.ini"  # written under the tree's harness folder; passed with -c
 
 
@@ -44,6 +50,10 @@ def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest:
     for entry in sorted(dest.rglob(".git")):
         _remove(entry)
         changed.add(_rel(entry, dest))
+    changed |= set(treefs.remove_leaving_links(dest))
+    if treefs.remove(dest, HARNESS_DIR):  # the harness's own folder, whatever the commit made of it
+        changed.add(HARNESS_DIR)
+    treefs.make_dir(dest, HARNESS_DIR)
     changed |= _replace_folder(dest / tests_dir, reference / tests_dir, dest)
     for path in _infrastructure(dest):
         twin = reference / path.relative_to(dest)
@@ -76,14 +86,21 @@ def runner_config(reference: Path) -> str:
 
 
 def configuration(root: Path) -> tuple[str, str | None]:
-    """(the pytest configuration under ``root`` as ini text, the file it came from or None)."""
+    """(the pytest configuration under ``root`` as ini text, the file it came from or None).
+
+    Read without following links: a configuration file that is a link or a special file (a FIFO
+    would block the harness) is read as text that matches no reference, so it is recorded.
+    """
     for name in ("pytest.ini", ".pytest.ini"):
-        if (root / name).is_file():
-            return (root / name).read_text(errors="replace"), name
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
+        text = _text(root, name)
+        if text is not None:
+            return text, name
+    text = _text(root, "pyproject.toml")
+    if text is not None and text.startswith(_NOT_A_FILE):
+        return text, "pyproject.toml"
+    if text is not None:
         try:
-            table = tomllib.loads(pyproject.read_text(errors="replace")).get("tool", {}).get("pytest", {})
+            table = tomllib.loads(text).get("tool", {}).get("pytest", {})
         except tomllib.TOMLDecodeError:
             table = {}
         options = table.get("ini_options")
@@ -91,13 +108,27 @@ def configuration(root: Path) -> tuple[str, str | None]:
             return _ini(options), "pyproject.toml"
     for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
         parser = configparser.ConfigParser(interpolation=None)
+        text = _text(root, name) or ""
+        if text.startswith(_NOT_A_FILE):
+            return text, name
         try:
-            parser.read(root / name)
+            parser.read_string(text)
         except configparser.Error:
             continue
         if parser.has_section(section):
             return _ini(dict(parser.items(section))), name
     return "[pytest]\n", None
+
+
+def _text(root: Path, name: str) -> str | None:
+    """The file ``name`` of ``root`` as text, None if absent; a link or special file reads as its kind."""
+    try:
+        return treefs.read_file(root, name).decode(errors="replace")
+    except treefs.NotAFile:
+        found = treefs.kind(root, name)
+        return None if found in (None, "folder") else f"{_NOT_A_FILE}{name} is a {found}]\n"
+    except FileNotFoundError:
+        return None
 
 
 def _ini(options: dict) -> str:
@@ -145,6 +176,8 @@ def _replace_folder(target: Path, source: Path, root: Path) -> set[str]:
 
 
 def _same(path: Path, twin: Path) -> bool:
+    if path.is_symlink():
+        return False
     if path.is_dir() or twin.is_dir():
         return path.is_dir() and twin.is_dir() and not filecmp.dircmp(path, twin).diff_files and _same_names(path, twin)
     return twin.is_file() and not path.is_symlink() and filecmp.cmp(path, twin, shallow=False)

@@ -16,12 +16,12 @@ Later TASK files, the spec, the evaluator and other probes are never passed in.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evoci import treefs
 from evoci.agents.base import HARNESS_DIR, AgentOutcome, AgentStatus, ModelCall, Role
 from evoci.agents.command import CommandAgent
 from evoci.agents.llm.loop import AgentLoop
@@ -147,8 +147,9 @@ def make_step_agent(config: AgentConfig, probe: NitrProbe):
     raise InputError(f"unknown NITR agent {config.kind!r} — choose one of: reference, command, llm, api")
 
 
-def clear_harness_dir(workspace: Path) -> None:
-    shutil.rmtree(workspace / HARNESS_DIR, ignore_errors=True)
+def clear_harness_dir(workspace: Path) -> list[str]:
+    """Remove ``.evoci`` whatever it is; return it if it was not the harness's folder (a link, a file)."""
+    return [HARNESS_DIR] if treefs.remove(workspace, HARNESS_DIR) not in (None, "folder") else []
 
 
 def parse_files_answer(text: str) -> tuple[dict[str, str] | None, str]:

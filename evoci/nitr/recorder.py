@@ -51,7 +51,7 @@ class ProbeRecorder:
                 run_id=self.run.run_id, task_id=self.probe.probe_id, iteration=step, attempt=attempt,
                 status=grade.status if grade else NOT_GRADED, outcomes=grade.outcomes if grade else {},
                 codebase_sha=result.sha, programmer=result.outcome, finished_at=_now(), wall_s=wall_s,
-                test_s=grade.duration_s if grade else None,
+                test_s=grade.duration_s if grade else None, tampered_files=list(getattr(result, "tampered_files", [])),
             ))
 
     def status(self, status: str, reason: str | None = None) -> None:

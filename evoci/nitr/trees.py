@@ -56,7 +56,16 @@ def export_commit(workspace: Path, sha: str, dest: Path) -> None:
     buf.seek(0)
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=buf) as tar:
-        tar.extractall(dest, filter="data")
+        tar.extractall(dest, filter=_inside)
+
+
+def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """tarfile's "data" filter, but a link out of the tree is left out instead of failing the export
+    (the step node already removed and recorded such links; this is the last guard)."""
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
 
 
 def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) -> Path:

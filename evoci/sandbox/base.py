@@ -2,15 +2,21 @@
 
 A sandbox wraps one task's workspace directory. Paths given to ``read_file``,
 ``write_file`` and ``exec(cwd=...)`` are relative to the workspace root; absolute
-paths and ``..`` escapes are refused. Command failure is data (``ExecResult``);
+paths and ``..`` escapes are refused; ``write_file`` never writes through a link and
+``read_file`` reads only a regular file inside the workspace (``read_inside``, ``write_inside``).
+Command failure is data (``ExecResult``);
 a sandbox that cannot do its job raises ``SandboxError`` (an infrastructure error).
 """
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from evoci import treefs
 
 # Output beyond this many bytes per stream is dropped (head and tail are kept).
 DEFAULT_OUTPUT_LIMIT = 1_000_000
@@ -89,3 +95,33 @@ def resolve_inside(root: Path, path: str) -> Path:
     if full != root and root not in full.parents:
         raise ValueError(f"path {path!r} escapes the workspace")
     return full
+
+
+def read_inside(root: Path, path: str) -> bytes:
+    """The regular file ``path`` of the workspace (links resolved, but never out of it).
+
+    A link that leads out of the workspace, a FIFO (which would block the harness), a device or a
+    folder reads as no file (``evoci.treefs.NotAFile``, a ``FileNotFoundError``).
+    """
+    if Path(path).is_absolute() or ".." in Path(path).parts:
+        raise ValueError(f"path {path!r} must be relative to the workspace root, without '..'")
+    try:
+        full = resolve_inside(root, path)
+    except ValueError:
+        raise treefs.NotAFile(errno.ENOENT, f"{path} leads out of the workspace") from None
+    try:
+        handle = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except IsADirectoryError:
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            raise treefs.NotAFile(errno.ENOENT, f"{path} is not a regular file") from None
+        raise
+    return treefs.read_open(handle, path)
+
+
+def write_inside(root: Path, path: str, content: bytes | str) -> None:
+    """Create ``path`` afresh in the workspace, never writing through a link (one in the way is removed)."""
+    if Path(path).is_absolute() or ".." in Path(path).parts:
+        raise ValueError(f"path {path!r} must be relative to the workspace root, without '..'")
+    treefs.write_file(root, os.path.normpath(path), content)

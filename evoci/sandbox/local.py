@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evoci.sandbox import bwrap
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, resolve_inside
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, read_inside, resolve_inside, write_inside
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
 from evoci.sandbox.scrub import scrubbed_env
@@ -93,12 +93,10 @@ class LocalSandbox:
                                timeout=timeout, output_limit=output_limit)
 
     def read_file(self, path: str) -> bytes:
-        return resolve_inside(self._workspace, path).read_bytes()
+        return read_inside(self._workspace, path)
 
     def write_file(self, path: str, content: bytes | str) -> None:
-        target = resolve_inside(self._workspace, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content.encode() if isinstance(content, str) else content)
+        write_inside(self._workspace, path, content)
 
     def cleanup(self) -> None:
         """Nothing to release: every ``exec`` already killed the processes it started."""

@@ -14,20 +14,24 @@ source files, never its grade, so ``make_grading_tree``:
 5. removes every start-up hook the clean base + ``test_patch`` tree does not have:
    ``conftest.py``, ``sitecustomize.py``, ``usercustomize.py``, ``*.pth`` files and
    ``*.dist-info`` / ``*.egg-info`` folders;
-6. writes the clean base + ``test_patch``'s pytest configuration to ``RUNNER_CONFIG_FILE``,
+6. removes, whatever they are, the names the harness owns (``.evoci``, ``RUNNER_CONFIG_FILE``)
+   and every symlink of the patch that points outside the tree or stands where the base or
+   the ``test_patch`` has a folder, and writes its own files afresh without following a link
+   (``evoci.treefs``); each is recorded;
+7. writes the clean base + ``test_patch``'s pytest configuration to ``RUNNER_CONFIG_FILE``,
    which the grader passes with ``-c``: pytest settings the agent wrote into ``pyproject.toml``
    or ``setup.cfg`` (files it may otherwise change: they hold its package's metadata), such as
    ``addopts = -p its_plugin``, are never read. A tree whose own configuration differs records
    that file as overridden.
 
 Every path of the agent's work that grading overrode or removed is returned, so it is recorded.
+Steps 3–6 never follow a link of the agent's tree.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import re
 import shutil
 import tarfile
 import tempfile
@@ -36,7 +40,10 @@ from pathlib import Path, PurePosixPath
 
 import git
 
+from evoci import treefs
+from evoci.agents.base import HARNESS_DIR
 from evoci.errors import InputError
+from evoci.grading import diffpaths
 from evoci.grading.tree import configuration, runner_config
 
 HOOK_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
@@ -48,7 +55,6 @@ TEST_DIRS = frozenset({"test", "tests", "testing"})
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 # At the tree's root, so ini-relative settings (pythonpath, testpaths) mean what they meant.
 RUNNER_CONFIG_FILE = ".evoci-pytest.ini"
-_DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 
 
 @dataclass
@@ -63,8 +69,8 @@ class GradingTree:
 
 
 def patch_paths(patch: str) -> set[str]:
-    """Every path a git-format patch touches (both sides of a rename)."""
-    return {p for pair in _DIFF_PATH.findall(patch or "") for p in pair}
+    """Every path a git-format patch touches (both sides of a rename; quoted names unquoted)."""
+    return {p for entry in diffpaths.files(patch or "") for p in entry.paths}
 
 
 def is_test_code(path: str) -> bool:
@@ -104,7 +110,9 @@ def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | 
         mine, found_in = configuration(path)
         if found_in and mine != clean:
             tree.overridden = sorted({*tree.overridden, found_in})
-        (path / RUNNER_CONFIG_FILE).write_text(clean)
+        # Harness-owned names: whatever the patch put there (a link to a host file) is gone first.
+        tree.overridden = sorted({*tree.overridden, *treefs.write_file(path, RUNNER_CONFIG_FILE, clean),
+                                  *treefs.make_dir(path, HARNESS_DIR)})
     return tree
 
 
@@ -137,12 +145,11 @@ def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, 
     """
     base = source.commit(base_sha).tree
     test_paths = patch_paths(test_patch)
-    overridden = set()
+    reference = set(source.git.ls_tree("-r", "--name-only", base_sha).splitlines()) | test_paths
+    overridden = _remove_links_and_harness_names(root, changed, reference)
     for changed_path in sorted(changed):
         if changed_path in test_paths or is_test_code(changed_path):
-            _restore(base, root, changed_path)
-            overridden.add(changed_path)
-    reference = set(source.git.ls_tree("-r", "--name-only", base_sha).splitlines()) | test_paths
+            overridden |= {*_restore(base, root, changed_path), changed_path}
     if test_patch.strip():
         method, error = _apply(root, test_patch, ("git apply", []))
         if method is None:
@@ -152,39 +159,48 @@ def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, 
     return sorted(overridden)
 
 
-def _restore(base: git.Tree, root: Path, path: str) -> None:
-    """``path`` as in the base, or gone if the base does not have it."""
-    target = root / path
-    if target.is_dir() and not target.is_symlink():
-        shutil.rmtree(target)
-    elif target.exists() or target.is_symlink():
-        target.unlink()
+def _remove_links_and_harness_names(root: Path, changed: set[str], reference: set[str]) -> set[str]:
+    """Remove the harness's own names whatever they are, and every link of the agent's ``changed`` paths that
+    points outside the tree or stands where the ``reference`` has a folder (a test folder made a link)."""
+    removed = set()
+    for name in (HARNESS_DIR, RUNNER_CONFIG_FILE):
+        if treefs.remove(root, name):
+            removed.add(name)
+    for path in sorted(changed):
+        if treefs.kind(root, path) != "link":
+            continue
+        if treefs.link_leaves(root, path) or any(p.startswith(path + "/") for p in reference):
+            treefs.remove(root, path)
+            removed.add(path)
+    return removed
+
+
+def _restore(base: git.Tree, root: Path, path: str) -> list[str]:
+    """``path`` as in the base, or gone if the base does not have it; return what stood in the way (links)."""
+    treefs.remove(root, path)
     try:
         blob = base[path]
     except KeyError:
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
+        return []
     if blob.mode == 0o120000:  # a symlink in the base stays one
-        target.symlink_to(blob.data_stream.read().decode())
-        return
-    target.write_bytes(blob.data_stream.read())
-    target.chmod(0o755 if blob.mode & 0o111 else 0o644)
+        return treefs.write_link(root, path, blob.data_stream.read().decode())
+    return treefs.write_file(root, path, blob.data_stream.read(), 0o755 if blob.mode & 0o111 else 0o644)
 
 
 def _remove_hooks(root: Path, reference: set[str]) -> set[str]:
-    """Delete start-up hooks and installed-package metadata that the reference tree lacks."""
+    """Delete start-up hooks and installed-package metadata that the reference tree lacks (links included)."""
     removed = set()
-    for item in sorted(root.rglob("*")):
-        rel = item.relative_to(root).as_posix()
-        if rel.startswith(".evoci/") or not item.exists():
-            continue
-        if item.is_dir() and item.name.endswith(HOOK_DIR_SUFFIXES):
-            if not any(p.startswith(rel + "/") for p in reference):
-                shutil.rmtree(item)
+    for top, folders, files in os.walk(root):  # never descends into a linked folder
+        for name in [*folders, *files]:
+            rel = Path(top, name).relative_to(root).as_posix()
+            folder = name.endswith(HOOK_DIR_SUFFIXES) and treefs.kind(root, rel) in ("folder", "link")
+            if folder and not any(p.startswith(rel + "/") for p in reference):
+                treefs.remove(root, rel)
                 removed.add(rel + "/")
-        elif (item.name in HOOK_FILES or item.name.endswith(HOOK_SUFFIXES)) and rel not in reference:
-            item.unlink()
-            removed.add(rel)
+            elif not folder and (name in HOOK_FILES or name.endswith(HOOK_SUFFIXES)) and rel not in reference:
+                treefs.remove(root, rel)
+                removed.add(rel)
+        folders[:] = [f for f in folders if (Path(top) / f).is_dir()]
     return removed
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -79,8 +80,16 @@ def test_paths_escaping_the_workspace_are_refused(sandbox, path):
 def test_a_symlink_pointing_outside_is_refused(sandbox, tmp_path):
     (tmp_path / "secret.txt").write_text("s")
     (sandbox.workspace / "link").symlink_to(tmp_path / "secret.txt")
-    with pytest.raises(ValueError, match="escapes the workspace"):
+    with pytest.raises(FileNotFoundError, match="leads out of the workspace"):
         sandbox.read_file("link")
+    sandbox.write_file("link", "mine")  # the link is replaced, never written through
+    assert (tmp_path / "secret.txt").read_text() == "s" and (sandbox.workspace / "link").read_text() == "mine"
+
+
+def test_a_fifo_reads_as_no_file_instead_of_blocking(sandbox):
+    os.mkfifo(sandbox.workspace / "pipe")
+    with pytest.raises(FileNotFoundError, match="not a regular file"):
+        sandbox.read_file("pipe")
 
 
 def test_cleanup_is_idempotent(sandbox):

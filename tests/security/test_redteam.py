@@ -52,6 +52,12 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture
+def redteam_home(lab):
+    """The outside canary (conftest.py) watches the lab: the home's other runs and what lies beside it."""
+    return lab["home"]
+
+
+@pytest.fixture
 def listener():
     """A TCP server on loopback that counts the connections it accepts."""
     server = socket.create_server(("127.0.0.1", 0))
@@ -83,7 +89,8 @@ def sandbox(request):
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
-def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, lab, listener, tmp_path, monkeypatch):
+def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, lab, listener, tmp_path, monkeypatch,
+                                                      outside_canary):
     token = secrets.token_hex(16)
     port, accepted = listener
     marker = tmp_path / "host-command-ran"
@@ -94,8 +101,10 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
     (tmp_path / "user-home" / ".netrc").write_text(f"machine models password {token}\n")
     lab["home"].mkdir(parents=True, exist_ok=True)
     (lab["home"] / "secret.txt").write_text(token)
+    outside_canary.own(lab["home"] / "secret.txt")
+    outside_canary.own(lab["home"] / "runs" / f"{attack.name}-{sandbox}")  # a kept home may hold an earlier try
 
-    params = {"reversed_token": token[::-1], "port": port, "marker": str(marker)}
+    params = {"reversed_token": token[::-1], "port": port, "marker": str(marker), "outside": str(outside_canary.folder)}
     program = attack.program(params).replace("{", "{{").replace("}", "}}")  # the template's literal braces
     programmer = AgentConfig(kind="command", options={"command": ["python", "-c", program], "timeout_s": 300})
     config = RunConfig(run_id=f"{attack.name}-{sandbox}", max_iterations=1, programmer=programmer,

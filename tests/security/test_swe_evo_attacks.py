@@ -27,7 +27,7 @@ AT_START_UP = ("import _pytest.reports\n\n_original = _pytest.reports.TestReport
                "_pytest.reports.TestReport.__init__ = _passed\n")
 
 
-def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorded(tmp_path):
+def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorded(tmp_path, redteam_home):
     from evoci.swe_evo.demo import build_swe_evo_demo
 
     dataset = build_swe_evo_demo(tmp_path / "demo")
@@ -51,8 +51,8 @@ def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorde
                                  for i, (files, _) in attacks.items()}))
     config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
                        test_timeout_s=300)
-    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
-    db = tmp_path / "home" / "evoci.duckdb"
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(redteam_home))
+    db = redteam_home / "evoci.duckdb"
     rows = query(db, "select task_id, patch_applied, resolved from swe_evo_instances where run_id = ? order by task_id",
                  [summary.run_id])
     assert rows == [(i, True, False) for i in sorted(attacks)]

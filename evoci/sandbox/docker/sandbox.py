@@ -40,7 +40,7 @@ import docker
 import docker.errors
 import requests
 
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, ExecResult, resolve_inside
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, ExecResult, read_inside, resolve_inside, write_inside
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
 from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
@@ -121,12 +121,10 @@ class DockerSandbox:
             return self._run(list(cmd), workdir, self._env(env), timeout, output_limit)
 
     def read_file(self, path: str) -> bytes:
-        return resolve_inside(self._workspace, path).read_bytes()
+        return read_inside(self._workspace, path)
 
     def write_file(self, path: str, content: bytes | str) -> None:
-        target = resolve_inside(self._workspace, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content.encode() if isinstance(content, str) else content)
+        write_inside(self._workspace, path, content)
 
     def cleanup(self) -> None:
         """Remove any container of this sandbox that is still there (normally none). Idempotent."""

@@ -1,0 +1,194 @@
+"""File operations inside a tree an agent touched: never follow a link, never trust a type.
+
+An agent (or a patch) decides what every path of its tree is: a file, a folder, a symlink to
+anywhere on the host, a FIFO that blocks whoever opens it. The harness still has to write its
+own files there (a runner configuration, a prompt), read a few back and remove what it must. So
+every such operation here walks the path one component at a time from a descriptor of the
+tree's root, with ``O_NOFOLLOW``: a component that is not a real folder is never entered, a
+final name that is a link or a special file is never opened, and a file the harness writes is
+created afresh (``O_CREAT | O_EXCL``) after whatever stood at its name was removed. Each thing
+removed on the way is returned, so the caller records it as tampering.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import shutil
+import stat
+from pathlib import Path, PurePosixPath
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+class NotAFile(FileNotFoundError):
+    """The path is a link, a folder or a special file: for the harness, there is no file to read."""
+
+
+def kind(root: Path, rel: str) -> str | None:
+    """What stands at ``rel`` (``file``, ``folder``, ``link``, ``special``), without following; None if nothing
+    (or a parent on the way is not a real folder)."""
+    try:
+        with _Parent(root, rel) as (fd, name):
+            return _kind(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except (FileNotFoundError, NotADirectoryError, NotAFile):
+        return None
+
+
+def remove(root: Path, rel: str) -> str | None:
+    """Remove whatever stands at ``rel`` (a folder whole, a link itself); return its kind, or None if nothing was there."""
+    try:
+        with _Parent(root, rel) as (fd, name):
+            return _remove(fd, name)
+    except (FileNotFoundError, NotADirectoryError, NotAFile):
+        return None
+
+
+def write_file(root: Path, rel: str, data: bytes | str, mode: int | None = None) -> list[str]:
+    """Create ``rel`` afresh with ``data``; return what stood in the way and was removed (not a plain file it replaces).
+
+    Parent folders are created; a parent that is a link or a file is removed and made a folder. The
+    file gets ``mode``, else the mode of the plain file it replaces, else 0o644.
+    """
+    replaced: list[str] = []
+    with _Parent(root, rel, create=replaced) as (fd, name):
+        if mode is None and kind_at(fd, name) == "file":
+            mode = stat.S_IMODE(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        found = _remove(fd, name)
+        if found not in (None, "file"):
+            replaced.append(rel)
+        mode = 0o644 if mode is None else mode
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
+        with os.fdopen(out, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+    return replaced
+
+
+def write_link(root: Path, rel: str, target: str) -> list[str]:
+    """Create the symlink ``rel`` → ``target`` afresh (a link the reference itself has); return what stood in the way."""
+    replaced: list[str] = []
+    with _Parent(root, rel, create=replaced) as (fd, name):
+        if _remove(fd, name) not in (None, "file"):
+            replaced.append(rel)
+        os.symlink(target, name, dir_fd=fd)
+    return replaced
+
+
+def make_dir(root: Path, rel: str) -> list[str]:
+    """Make ``rel`` a real, empty-if-new folder; return what stood in the way and was removed."""
+    replaced: list[str] = []
+    with _Parent(root, rel, create=replaced) as (fd, name):
+        found = kind_at(fd, name)
+        if found not in (None, "folder"):
+            _remove(fd, name)
+            replaced.append(rel)
+        if found != "folder":
+            os.mkdir(name, 0o755, dir_fd=fd)
+    return replaced
+
+
+def read_file(root: Path, rel: str) -> bytes:
+    """The bytes of the regular file at ``rel``; ``NotAFile`` for a link, a folder or a special file on the way."""
+    with _Parent(root, rel) as (fd, name):
+        try:
+            handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                raise NotAFile(errno.ENOENT, f"{rel} is not a regular file") from None
+            raise
+        return read_open(handle, rel)
+
+
+def read_open(handle: int, what: str) -> bytes:
+    """Read a descriptor opened with ``O_NONBLOCK`` if it is a regular file (closing it either way)."""
+    with os.fdopen(handle, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise NotAFile(errno.ENOENT, f"{what} is not a regular file")
+        return f.read()
+
+
+def link_leaves(root: Path, rel: str) -> bool:
+    """Whether the symlink at ``rel`` points outside ``root`` (absolute, or ``..`` past the root), read lexically."""
+    target = os.readlink(root / rel)
+    if posixpath.isabs(target):
+        return True
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+    return joined == ".." or joined.startswith("../")
+
+
+def remove_leaving_links(root: Path) -> list[str]:
+    """Remove every symlink under ``root`` that points outside it (``link_leaves``); return their paths."""
+    found = []
+    for top, folders, files in os.walk(root):  # never descends into a linked folder
+        for name in sorted([*folders, *files]):
+            rel = Path(top, name).relative_to(root).as_posix()
+            if kind(root, rel) == "link" and link_leaves(root, rel):
+                remove(root, rel)
+                found.append(rel)
+    return found
+
+
+def kind_at(fd: int, name: str) -> str | None:
+    try:
+        return _kind(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    return "file" if stat.S_ISREG(mode) else "special"
+
+
+def _remove(fd: int, name: str) -> str | None:
+    found = kind_at(fd, name)
+    if found == "folder":
+        shutil.rmtree(name, dir_fd=fd)  # fd-based: never follows a link inside
+    elif found is not None:
+        os.unlink(name, dir_fd=fd)
+    return found
+
+
+class _Parent:
+    """The open folder that holds ``rel``'s last component, reached without following links.
+
+    With ``create`` (a list), missing parents are made and a parent that is not a real folder is
+    removed, made a folder, and appended to the list; without it, such a parent raises ``NotAFile``.
+    """
+
+    def __init__(self, root: Path, rel: str, create: list[str] | None = None):
+        parts = PurePosixPath(rel).parts
+        if not parts or PurePosixPath(rel).is_absolute() or ".." in parts or "." in parts:
+            raise ValueError(f"path {rel!r} must be relative to the tree, without '..'")
+        self.root, self.parts, self.create = root, parts, create
+        self.fds: list[int] = []
+
+    def __enter__(self) -> tuple[int, str]:
+        self.fds.append(os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        for depth, name in enumerate(self.parts[:-1]):
+            self.fds.append(self._enter(self.fds[-1], name, "/".join(self.parts[: depth + 1])))
+        return self.fds[-1], self.parts[-1]
+
+    def _enter(self, fd: int, name: str, rel: str) -> int:
+        try:
+            return os.open(name, _DIR, dir_fd=fd)
+        except OSError as exc:
+            if self.create is None:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise NotAFile(errno.ENOENT, f"{rel} is not a real folder") from None
+                raise
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                _remove(fd, name)
+                self.create.append(rel)
+            elif exc.errno != errno.ENOENT:
+                raise
+            os.mkdir(name, 0o755, dir_fd=fd)
+            return os.open(name, _DIR, dir_fd=fd)
+
+    def __exit__(self, *exc) -> None:
+        for fd in reversed(self.fds):
+            os.close(fd)
