@@ -35,8 +35,6 @@ the reference's own run; on that run itself, ``evoci.sandbox.repair`` reads the 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import posixpath
 import secrets
@@ -46,7 +44,8 @@ from typing import Any
 
 from evoci.domain import OUTCOMES, TaskSpec, TestReport, TestStatus
 from evoci.errors import HarnessTimeout, SandboxError, TaskSpecError
-from evoci.grading.launcher import FRAME, LAUNCHER
+from evoci.grading.channel import cross_check, read_frame
+from evoci.grading.launcher import LAUNCHER
 from evoci.sandbox.base import ExecResult, Sandbox
 
 log = logging.getLogger(__name__)
@@ -113,40 +112,24 @@ def _classify(sandbox: Sandbox, task: TaskSpec, result: ExecResult) -> TestRepor
         return TestReport(status=TestStatus.TIMEOUT, **common)
     if result.exit_code is None:
         raise HarnessTimeout(f"the sandbox lost the test process's exit status; output ends:\n{tail}")
-    report, problem = _read_report(result.stdout)
-    if report is None:
+    frame = read_frame(result)
+    if frame.void:
+        note = f"[evoci: the report is void: {frame.void}]"
+        return TestReport(status=TestStatus.AGENT_ERROR, integrity_flags=[f"the report is void: {frame.void}"],
+                          **{**common, "output_tail": f"{tail}\n{note}".strip()})
+    if frame.report is None:
         _require_canary(sandbox, task, tail)
-        ended = _ending(result.exit_code)
-        note = f"[evoci: the test run ended {ended} without a report{': ' + problem if problem else ''}]"
+        ended = _ending(frame.exit_code if frame.exit_code is not None else result.exit_code)
+        note = f"[evoci: the test run ended {ended} without a report{': ' + frame.problem if frame.problem else ''}]"
         return TestReport(status=TestStatus.AGENT_ERROR, **{**common, "output_tail": f"{tail}\n{note}".strip()})
-    outcomes, details = _outcomes(report)
-    status = TestStatus.OK if result.exit_code in (0, 1) else TestStatus.AGENT_ERROR
-    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in report.get("evoci_runtime_changes") or []]
+    reported, details = _outcomes(frame.report)
+    outcomes, disagreements = cross_check(reported, frame)
+    status = TestStatus.OK if frame.exit_code in (0, 1) else TestStatus.AGENT_ERROR
+    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in frame.runtime_changes]
     return TestReport(
-        status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(report),
-        integrity_flags=replaced, **common,
+        status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(frame.report),
+        integrity_flags=[*replaced, *disagreements], **common,
     )
-
-
-def _read_report(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The report framed on the launcher's output, or None and why not."""
-    data = stdout.encode("utf-8", errors="surrogateescape")
-    at = data.find(FRAME)
-    if at < 0:
-        return None, None
-    header, _, body = data[at:].partition(b"\n")
-    try:
-        _, size, digest = header.split(b" ")
-        body = body[: int(size)]
-    except ValueError:
-        return None, "its frame is damaged"
-    if hashlib.sha256(body).hexdigest().encode() != digest:
-        return None, "it does not match its checksum (cut short, or written over)"
-    try:
-        report = json.loads(body)
-    except ValueError:
-        return None, "it is not JSON"
-    return (report, None) if isinstance(report, dict) else (None, "it is not a JSON object")
 
 
 def _require_canary(sandbox: Sandbox, task: TaskSpec, tail: str) -> None:
