@@ -44,7 +44,7 @@ from typing import Any
 
 from evoci.domain import OUTCOMES, TaskSpec, TestReport, TestStatus
 from evoci.errors import HarnessTimeout, SandboxError, TaskSpecError
-from evoci.grading.channel import cross_check, read_frame
+from evoci.grading.channel import Frame, cross_check, read_frame
 from evoci.grading.launcher import LAUNCHER
 from evoci.sandbox.base import ExecResult, Sandbox
 
@@ -57,7 +57,7 @@ TAIL_LINES = 60
 REPORT_LIMIT = 64 * 1024 * 1024
 # Report fields evoci never reads. Streams matter most: a test printing 100 MB would
 # otherwise put 100 MB into the report.
-_OMIT = ("streams", "log", "keywords", "warnings", "traceback")
+OMIT = ("streams", "log", "keywords", "warnings", "traceback")
 _HOUSEKEEPING_TIMEOUT_S = 120.0
 _CANARY = "import pytest, pytest_jsonreport"
 
@@ -67,7 +67,7 @@ def pytest_args(task: TaskSpec, root: str, report_path: str) -> list[str]:
     args = _task_args(task)
     return [
         "-c", f"{root}/{CONFIG_FILE}", f"--rootdir={root}", f"--confcutdir={root}",
-        "--json-report", f"--json-report-file={report_path}", "--json-report-omit", *_OMIT,
+        "--json-report", f"--json-report-file={report_path}", "--json-report-omit", *OMIT,
         "-p", "no:cacheprovider", "-q", *args,
     ]  # fmt: skip
 
@@ -79,13 +79,25 @@ def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit
     root = sandbox.visible_root
     report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in task.pythonpath]
-    # -B: -I ignores PYTHONDONTWRITEBYTECODE, and a grading run must leave no bytecode in a mounted tree.
-    cmd = [_python(task), "-I", "-B", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths,
-           *pytest_args(task, root, report_path)]  # fmt: skip
+    cmd = launch_command(_python(task), root, report_path, paths, pytest_args(task, root, report_path))
     # Child processes of the tests import the tree as `python -m pytest` with PYTHONPATH would.
     env = {"PYTHONPATH": ":".join(paths)}
     result = sandbox.exec(cmd, env=env, timeout=timeout, output_limit=max(output_limit, REPORT_LIMIT))
     return _classify(sandbox, task, result)
+
+
+def launch_command(python: str, root: str, report_path: str, paths: list[str], args: list[str]) -> list[str]:
+    """The command that runs pytest with ``args`` through ``evoci.grading.launcher`` (every grader's way in)."""
+    # -B: -I ignores PYTHONDONTWRITEBYTECODE, and a grading run must leave no bytecode in a mounted tree.
+    return [python, "-I", "-B", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths, *args]
+
+
+def graded_outcomes(frame: Frame) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """A frame's report as outcomes and failure texts, cross-checked with its tally, and the flags of both checks."""
+    reported, details = _outcomes(frame.report or {})
+    outcomes, disagreements = cross_check(reported, frame)
+    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in frame.runtime_changes]
+    return outcomes, details, [*replaced, *disagreements]
 
 
 def _task_args(task: TaskSpec) -> list[str]:
@@ -119,16 +131,14 @@ def _classify(sandbox: Sandbox, task: TaskSpec, result: ExecResult) -> TestRepor
                           **{**common, "output_tail": f"{tail}\n{note}".strip()})
     if frame.report is None:
         _require_canary(sandbox, task, tail)
-        ended = _ending(frame.exit_code if frame.exit_code is not None else result.exit_code)
+        ended = ending(frame.exit_code if frame.exit_code is not None else result.exit_code)
         note = f"[evoci: the test run ended {ended} without a report{': ' + frame.problem if frame.problem else ''}]"
         return TestReport(status=TestStatus.AGENT_ERROR, **{**common, "output_tail": f"{tail}\n{note}".strip()})
-    reported, details = _outcomes(frame.report)
-    outcomes, disagreements = cross_check(reported, frame)
+    outcomes, details, flags = graded_outcomes(frame)
     status = TestStatus.OK if frame.exit_code in (0, 1) else TestStatus.AGENT_ERROR
-    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in frame.runtime_changes]
     return TestReport(
         status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(frame.report),
-        integrity_flags=[*replaced, *disagreements], **common,
+        integrity_flags=flags, **common,
     )
 
 
@@ -143,7 +153,7 @@ def _require_canary(sandbox: Sandbox, task: TaskSpec, tail: str) -> None:
         )
 
 
-def _ending(code: int) -> str:
+def ending(code: int) -> str:
     if code < 0:
         return f"by {_signal_name(-code)}"
     if code > 128 and code - 128 in signal.valid_signals():

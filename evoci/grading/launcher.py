@@ -108,7 +108,8 @@ os.close(go_r)
 import importlib.metadata
 import pytest
 names = []
-for ep in importlib.metadata.entry_points(group="pytest11"):
+found = importlib.metadata.entry_points()
+for ep in found.select(group="pytest11") if hasattr(found, "select") else found.get("pytest11", ()):  # Python < 3.10
     try:
         ep.load()  # imported now, from the environment; later imports by name find this module
         names.append(ep.name)

@@ -347,3 +347,19 @@ if "pytest" in _sys.modules:
 append({FORGE_FRAME!r})
 """, expect="scored", recorded="flagged", flag_says="the report is void"),
 ]
+
+# Compiled look-alikes of the runner: no `.py` source, so a scan of added source lines sees none.
+ATTACKS += [
+    Attack("compiled_runner_shadow", "runner look-alikes on the import path", """
+import importlib.util, py_compile, sysconfig
+fake = ws / "fake_runner.py"
+fake.write_text("import sys\\nsys.exit(0)\\n")
+tag = sys.implementation.cache_tag
+for target in ("src/pytest.pyc", "pluggy.pyc", f"src/__pycache__/pytest_jsonreport.{tag}.pyc", "src/_pytest/__init__.pyc",
+               "src/semverkit/__pycache__/extra.pyc"):
+    (ws / target).parent.mkdir(parents=True, exist_ok=True)
+    py_compile.compile(str(fake), cfile=str(ws / target), doraise=True)
+(ws / ("src/iniconfig" + sysconfig.get_config_var("EXT_SUFFIX"))).write_bytes(b"\\x7fELF not really")
+fake.unlink()
+"""),
+]
