@@ -1,8 +1,9 @@
 """The test node's work: run a task's pytest suite in any sandbox and read what happened.
 
 pytest starts through ``evoci.grading.launcher`` (``python -I``: the environment's pytest and
-plugins are imported before any code of the tree can be; autoloading off; the report streamed to
-the harness on a channel the tested code does not write to). The configuration is the
+plugins are imported before any code of the tree can be; autoloading off; the report sent to
+the harness in one frame by a process the tested code cannot reach, cross-checked with an
+independent tally: ``evoci.grading.channel``). The configuration is the
 reference's, passed explicitly: ``-c .evoci/pytest.ini --rootdir <tree> --confcutdir <tree>``,
 so neither a configuration file the agent wrote nor one above the tree is read.
 
@@ -14,7 +15,10 @@ prove; everything else the code under test could have caused is the agent's outc
 the run ended with                              result
 ==============================================  =========================================
 the test timeout (the harness's own kill)       ``TIMEOUT``, no outcomes
-a report, exit 0 or 1                           ``OK``
+a void channel (two frames, text around the     ``AGENT_ERROR``, no outcomes, flagged
+frame, a launcher killed after it was written)
+a report, exit 0 or 1                           ``OK`` (report and tally disagree: the
+                                                lower is graded, flagged)
 a report, any other exit (collection errors,    ``AGENT_ERROR``, scored from the report
 internal error, usage error, no tests)
 no report (a crash, a signal, ``os._exit``,     the **canary** decides

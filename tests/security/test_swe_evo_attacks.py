@@ -103,3 +103,58 @@ def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_noth
                         [summary.run_id, instance])
     assert (resolved, passed) == (False, 0), (status, integrity)
     assert any("SIGKILL" in f and "not graded" in f for f in integrity), integrity
+
+
+# A `pytest` with no source: runs the real suite in a child (tree off the path until pytest is
+# imported) and prints every failure and error as passed.
+FAKE_PYTEST = """
+import subprocess, sys
+def console_main():
+    code = "import sys, pytest; sys.path[:0] = ['src', '.']; sys.exit(pytest.main(sys.argv[1:]))"
+    out = subprocess.run([sys.executable, "-I", "-c", code, *sys.argv[1:]], capture_output=True, text=True).stdout
+    sys.stdout.write(out.replace("FAILED ", "PASSED ").replace("ERROR ", "PASSED "))
+    return 0
+"""
+
+
+def _binary_patch(source: git.Repo, base: str, files: dict[str, bytes], where) -> str:
+    """A ``git diff --binary`` of ``base`` plus ``files``: what a prediction with compiled files looks like."""
+    clone = git.Repo.clone_from(source.working_dir, where, no_checkout=True)
+    clone.git.checkout(base)
+    for path, data in files.items():
+        (where / path).parent.mkdir(parents=True, exist_ok=True)
+        (where / path).write_bytes(data)
+    clone.git.add("-A", "-f")
+    clone.git.commit("-qm", "compiled", author="x <x@x>", env={"GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"})
+    return clone.git.diff("--binary", base, "HEAD") + "\n"
+
+
+def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tmp_path):
+    import importlib.util
+    import py_compile
+
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
+    instance = "kvconf_0.1.0_0.2.0"
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE_PYTEST)
+    compiled = py_compile.compile(str(fake), cfile=str(tmp_path / "fake.pyc"), doraise=True)
+    assert importlib.util.MAGIC_NUMBER == open(compiled, "rb").read(4)
+    patch = _binary_patch(source, records[instance]["base_commit"], {"pytest.pyc": open(compiled, "rb").read()},
+                          tmp_path / "clone")
+    assert "GIT binary patch" in patch
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300)
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    db = tmp_path / "home" / "evoci.duckdb"
+    [(applied, resolved)] = query(db, "select patch_applied, resolved from swe_evo_instances where run_id = ? and task_id = ?",
+                                  [summary.run_id, instance])
+    [(tampered,)] = query(db, "select tampered_files from iterations where run_id = ? and task_id = ?",
+                          [summary.run_id, instance])
+    assert (applied, resolved) == (True, False)
+    assert "pytest.pyc" in tampered
