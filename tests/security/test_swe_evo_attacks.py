@@ -105,12 +105,12 @@ def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_noth
     assert any("SIGKILL" in f and "not graded" in f for f in integrity), integrity
 
 
-# A `pytest` with no source: runs the real suite in a child (tree off the path until pytest is
-# imported) and prints every failure and error as passed.
-FAKE_PYTEST = """
+# A `_pytest` package with no source, whose `config._console_main` (what the `pytest` script calls)
+# runs the real suite in a child (the tree off its path) and prints every failure and error as passed.
+FAKE_CONSOLE = """
 import subprocess, sys
-def console_main():
-    code = "import sys, pytest; sys.path[:0] = ['src', '.']; sys.exit(pytest.main(sys.argv[1:]))"
+def _console_main():
+    code = "import sys, pytest; sys.path += ['src', '.']; sys.exit(pytest.main(sys.argv[1:]))"
     out = subprocess.run([sys.executable, "-I", "-c", code, *sys.argv[1:]], capture_output=True, text=True).stdout
     sys.stdout.write(out.replace("FAILED ", "PASSED ").replace("ERROR ", "PASSED "))
     return 0
@@ -139,12 +139,13 @@ def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tm
     records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
     source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
     instance = "kvconf_0.1.0_0.2.0"
-    fake = tmp_path / "fake.py"
-    fake.write_text(FAKE_PYTEST)
-    compiled = py_compile.compile(str(fake), cfile=str(tmp_path / "fake.pyc"), doraise=True)
-    assert importlib.util.MAGIC_NUMBER == open(compiled, "rb").read(4)
-    patch = _binary_patch(source, records[instance]["base_commit"], {"pytest.pyc": open(compiled, "rb").read()},
-                          tmp_path / "clone")
+    compiled = {}
+    for name, text in {"_pytest/__init__.pyc": "", "_pytest/config.pyc": FAKE_CONSOLE}.items():
+        (tmp_path / "fake.py").write_text(text)
+        out = py_compile.compile(str(tmp_path / "fake.py"), cfile=str(tmp_path / "fake.pyc"), doraise=True)
+        compiled[name] = open(out, "rb").read()
+        assert compiled[name][:4] == importlib.util.MAGIC_NUMBER
+    patch = _binary_patch(source, records[instance]["base_commit"], compiled, tmp_path / "clone")
     assert "GIT binary patch" in patch
     preds = tmp_path / "preds.json"
     preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
@@ -157,4 +158,4 @@ def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tm
     [(tampered,)] = query(db, "select tampered_files from iterations where run_id = ? and task_id = ?",
                           [summary.run_id, instance])
     assert (applied, resolved) == (True, False)
-    assert "pytest.pyc" in tampered
+    assert "_pytest/" in tampered
