@@ -39,6 +39,9 @@ def test_a_second_frame_text_around_it_or_a_killed_launcher_voids_the_report():
     assert read_frame(result(honest + "trailing")).void
     assert "stopped" in read_frame(result(forged, exit_code=137)).void  # one frame, but the launcher was killed
     assert read_frame(result(honest)).void is None
+    # a frame that says the tests were killed, with the launcher killed to match: nothing of it is read
+    killed = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=-9), exit_code=137))
+    assert killed.void is None and killed.report is None
 
 
 def test_a_report_the_tally_contradicts_is_graded_from_the_lower_and_flagged():

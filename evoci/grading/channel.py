@@ -65,6 +65,9 @@ def read_frame(result: ExecResult) -> Frame:
     frame = Frame(exit_code=exit_code)
     _read_tally(frame, body[:tally_size].decode("utf-8", errors="surrogateescape"))
     report = body[tally_size:]
+    if exit_code < 0:  # pytest writes its report as it ends; a process killed by a signal has none of its own
+        frame.problem = "the test process was killed by a signal: no report of it is read"
+        return frame
     if not report:
         frame.problem = "pytest wrote no report"
         return frame
