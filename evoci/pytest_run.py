@@ -1,8 +1,9 @@
 """The test node's work: run a task's pytest suite in any sandbox and read what happened.
 
 pytest starts through ``evoci.grading.launcher`` (``python -I``: the environment's pytest and
-plugins are imported before any code of the tree can be; autoloading off; the report streamed to
-the harness on a channel the tested code does not write to). The configuration is the
+plugins are imported before any code of the tree can be; autoloading off; the report sent to
+the harness in one frame by a process the tested code cannot reach, cross-checked with an
+independent tally: ``evoci.grading.channel``). The configuration is the
 reference's, passed explicitly: ``-c .evoci/pytest.ini --rootdir <tree> --confcutdir <tree>``,
 so neither a configuration file the agent wrote nor one above the tree is read.
 
@@ -14,7 +15,10 @@ prove; everything else the code under test could have caused is the agent's outc
 the run ended with                              result
 ==============================================  =========================================
 the test timeout (the harness's own kill)       ``TIMEOUT``, no outcomes
-a report, exit 0 or 1                           ``OK``
+a void channel (two frames, text around the     ``AGENT_ERROR``, no outcomes, flagged
+frame, a launcher killed after it was written)
+a report, exit 0 or 1                           ``OK`` (report and tally disagree: the
+                                                lower is graded, flagged)
 a report, any other exit (collection errors,    ``AGENT_ERROR``, scored from the report
 internal error, usage error, no tests)
 no report (a crash, a signal, ``os._exit``,     the **canary** decides
@@ -35,8 +39,6 @@ the reference's own run; on that run itself, ``evoci.sandbox.repair`` reads the 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import posixpath
 import secrets
@@ -46,7 +48,8 @@ from typing import Any
 
 from evoci.domain import OUTCOMES, TaskSpec, TestReport, TestStatus
 from evoci.errors import HarnessTimeout, SandboxError, TaskSpecError
-from evoci.grading.launcher import FRAME, LAUNCHER
+from evoci.grading.channel import Frame, cross_check, read_frame
+from evoci.grading.launcher import LAUNCHER
 from evoci.sandbox.base import ExecResult, Sandbox
 
 log = logging.getLogger(__name__)
@@ -58,7 +61,7 @@ TAIL_LINES = 60
 REPORT_LIMIT = 64 * 1024 * 1024
 # Report fields evoci never reads. Streams matter most: a test printing 100 MB would
 # otherwise put 100 MB into the report.
-_OMIT = ("streams", "log", "keywords", "warnings", "traceback")
+OMIT = ("streams", "log", "keywords", "warnings", "traceback")
 _HOUSEKEEPING_TIMEOUT_S = 120.0
 _CANARY = "import pytest, pytest_jsonreport"
 
@@ -68,7 +71,7 @@ def pytest_args(task: TaskSpec, root: str, report_path: str) -> list[str]:
     args = _task_args(task)
     return [
         "-c", f"{root}/{CONFIG_FILE}", f"--rootdir={root}", f"--confcutdir={root}",
-        "--json-report", f"--json-report-file={report_path}", "--json-report-omit", *_OMIT,
+        "--json-report", f"--json-report-file={report_path}", "--json-report-omit", *OMIT,
         "-p", "no:cacheprovider", "-q", *args,
     ]  # fmt: skip
 
@@ -80,13 +83,25 @@ def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit
     root = sandbox.visible_root
     report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in task.pythonpath]
-    # -B: -I ignores PYTHONDONTWRITEBYTECODE, and a grading run must leave no bytecode in a mounted tree.
-    cmd = [_python(task), "-I", "-B", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths,
-           *pytest_args(task, root, report_path)]  # fmt: skip
+    cmd = launch_command(_python(task), root, report_path, paths, pytest_args(task, root, report_path))
     # Child processes of the tests import the tree as `python -m pytest` with PYTHONPATH would.
     env = {"PYTHONPATH": ":".join(paths)}
     result = sandbox.exec(cmd, env=env, timeout=timeout, output_limit=max(output_limit, REPORT_LIMIT))
     return _classify(sandbox, task, result)
+
+
+def launch_command(python: str, root: str, report_path: str, paths: list[str], args: list[str]) -> list[str]:
+    """The command that runs pytest with ``args`` through ``evoci.grading.launcher`` (every grader's way in)."""
+    # -B: -I ignores PYTHONDONTWRITEBYTECODE, and a grading run must leave no bytecode in a mounted tree.
+    return [python, "-I", "-B", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths, *args]
+
+
+def graded_outcomes(frame: Frame) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """A frame's report as outcomes and failure texts, cross-checked with its tally, and the flags of both checks."""
+    reported, details = _outcomes(frame.report or {})
+    outcomes, disagreements = cross_check(reported, frame)
+    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in frame.runtime_changes]
+    return outcomes, details, [*replaced, *disagreements]
 
 
 def _task_args(task: TaskSpec) -> list[str]:
@@ -113,40 +128,22 @@ def _classify(sandbox: Sandbox, task: TaskSpec, result: ExecResult) -> TestRepor
         return TestReport(status=TestStatus.TIMEOUT, **common)
     if result.exit_code is None:
         raise HarnessTimeout(f"the sandbox lost the test process's exit status; output ends:\n{tail}")
-    report, problem = _read_report(result.stdout)
-    if report is None:
+    frame = read_frame(result)
+    if frame.void:
+        note = f"[evoci: the report is void: {frame.void}]"
+        return TestReport(status=TestStatus.AGENT_ERROR, integrity_flags=[f"the report is void: {frame.void}"],
+                          **{**common, "output_tail": f"{tail}\n{note}".strip()})
+    if frame.report is None:
         _require_canary(sandbox, task, tail)
-        ended = _ending(result.exit_code)
-        note = f"[evoci: the test run ended {ended} without a report{': ' + problem if problem else ''}]"
+        ended = ending(frame.exit_code if frame.exit_code is not None else result.exit_code)
+        note = f"[evoci: the test run ended {ended} without a report{': ' + frame.problem if frame.problem else ''}]"
         return TestReport(status=TestStatus.AGENT_ERROR, **{**common, "output_tail": f"{tail}\n{note}".strip()})
-    outcomes, details = _outcomes(report)
-    status = TestStatus.OK if result.exit_code in (0, 1) else TestStatus.AGENT_ERROR
-    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in report.get("evoci_runtime_changes") or []]
+    outcomes, details, flags = graded_outcomes(frame)
+    status = TestStatus.OK if frame.exit_code in (0, 1) else TestStatus.AGENT_ERROR
     return TestReport(
-        status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(report),
-        integrity_flags=replaced, **common,
+        status=status, outcomes=outcomes, details=details, collection_errors=_collection_errors(frame.report),
+        integrity_flags=flags, **common,
     )
-
-
-def _read_report(stdout: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The report framed on the launcher's output, or None and why not."""
-    data = stdout.encode("utf-8", errors="surrogateescape")
-    at = data.find(FRAME)
-    if at < 0:
-        return None, None
-    header, _, body = data[at:].partition(b"\n")
-    try:
-        _, size, digest = header.split(b" ")
-        body = body[: int(size)]
-    except ValueError:
-        return None, "its frame is damaged"
-    if hashlib.sha256(body).hexdigest().encode() != digest:
-        return None, "it does not match its checksum (cut short, or written over)"
-    try:
-        report = json.loads(body)
-    except ValueError:
-        return None, "it is not JSON"
-    return (report, None) if isinstance(report, dict) else (None, "it is not a JSON object")
 
 
 def _require_canary(sandbox: Sandbox, task: TaskSpec, tail: str) -> None:
@@ -160,7 +157,7 @@ def _require_canary(sandbox: Sandbox, task: TaskSpec, tail: str) -> None:
         )
 
 
-def _ending(code: int) -> str:
+def ending(code: int) -> str:
     if code < 0:
         return f"by {_signal_name(-code)}"
     if code > 128 and code - 128 in signal.valid_signals():

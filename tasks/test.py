@@ -50,7 +50,8 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
     else:
         workspace = Workspace(Path(prepared.workspace))
         root = run.paths.task_dir(run.run_id, task_spec.task_id) / "grading" / label
-        overrides = _agents_overrides(workspace, prepared, sha, tree.build(workspace, sha, reference, task_spec.tests_dir, root))
+        overrides = _agents_overrides(workspace, prepared, sha, tree.build(workspace, sha, reference, task_spec.tests_dir, root,
+                                                                            tuple(task_spec.pythonpath)))
         flags = sabotage.flags(workspace, prepared.start_sha, sha, task_spec.tests_dir, task_spec.pythonpath)
     sandbox = open_sandbox(run.config.sandbox, root, prepared.environment, run.paths, ephemeral=True)
     try:

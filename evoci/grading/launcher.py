@@ -1,47 +1,130 @@
 """The program that starts pytest inside the sandbox, before any code of the tree can run.
 
-``python -I -c LAUNCHER root report n path_1 … path_n pytest-args…``
+``python -I -B -c LAUNCHER root report n path_1 … path_n pytest-args…``
 
-``-I`` keeps the tree off ``sys.path`` and ignores ``PYTHON*`` variables, so the launcher first
-imports pytest, pluggy and every pytest plugin *installed in the environment* (the harness built
-it; the agent cannot add to it) while nothing of the tree is importable: a ``pytest.py``,
+``-I`` keeps the tree off ``sys.path`` and ignores ``PYTHON*`` variables, so the test process
+first imports pytest, pluggy and every pytest plugin *installed in the environment* (the harness
+built it; the agent cannot add to it) while nothing of the tree is importable: a ``pytest.py``,
 ``_pytest/`` or ``pytest_jsonreport.py`` in the tree shadows nothing. Then it switches plugin
 autoloading off (so a plugin declared by metadata planted in the tree is never loaded), names the
 environment's plugins with ``-p``, puts the tree's import paths in front of ``sys.path`` (as
 ``python -m pytest`` with ``PYTHONPATH`` would) and runs pytest.
 
-The JSON report is written to a private temporary file and streamed to the harness over the
-launcher's own standard output, framed with its length and SHA-256: pytest's output and
-everything the code under test prints go to standard error (file descriptor 1 is pointed there
-before any test code runs), so no output of the tested code can pose as the report.
+**Two processes, one writer.** The launcher forks before anything is imported. The parent, the
+*collector*, never imports pytest nor any code of the tree; it alone keeps the channel to the
+harness (the launcher's standard output) and makes itself non-dumpable first, so the test process
+can neither inherit the channel nor open it through ``/proc/<collector>/fd``. The child, the *test
+process*, points its own standard output at standard error and runs pytest. When it has ended,
+the collector reads the JSON report from its private file and writes exactly one frame::
 
-It also watches the runner: the identity of every function, class and method of pytest's core
-modules, pluggy and the report plugin is taken before the run and compared after it. Code under
-test that replaced one (a monkeypatched ``TestReport.from_item_and_call``) is named in the
-report's ``evoci_runtime_changes``, which becomes an integrity flag. Code that also defeats this
-check can only do so from inside the same process, where the static scan of its source
-(``evoci.grading.sabotage``) looks for it.
+    EVOCI-REPORT <exit> <tally bytes> <report bytes> <sha256 of both>\\n<tally><report>
+
+``exit`` is the test process's exit code (``-N`` for signal N); the collector then exits with
+it (``128 + N`` for a signal), so a collector killed before it could write is seen as such.
+The harness (``evoci.grading.channel``) accepts nothing but that one frame.
+
+**An independent tally.** pytest-json-report writes the report with the standard library, inside
+the test process, where code under test can replace what it uses (``json.dumps``). So the
+launcher registers its own small plugin before any tree code imports: each test's stage outcome
+is sent to the collector as it happens, as plain text, through a pipe made only for it, with
+``os.write`` bound before the tree could replace it. The harness compares it with the report.
+
+**A watch on the runner.** The identity of every function, class and method of pytest's core
+modules, pluggy, the report plugin, the tally and the standard-library modules the report path
+uses (``json``, ``os``, ``io``, ``builtins`` …) is taken before the run and compared after it;
+what changed travels on the tally's last line and becomes an integrity flag.
+
+What code in the test process can still do — it shares the process with the runner — is forge
+both the report and the tally consistently; the static scan of its source
+(``evoci.grading.sabotage``) and these checks make that a flagged act, never a quiet one.
 """
 
 LAUNCHER = r"""
-import hashlib, os, sys
-channel = os.fdopen(os.dup(1), "wb")  # not inherited by child processes (PEP 446)
+import os, signal, sys
+host = os.dup(1)  # the channel to the harness; only the collector keeps it
 os.dup2(2, 1)
 sys.stdout = sys.stderr
 root, report, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 paths, args = sys.argv[4:4 + count], sys.argv[4 + count:]
+tally_r, tally_w = os.pipe()
+go_r, go_w = os.pipe()
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+signal.set_wakeup_fd(wake_w)
+child = os.fork()
+if child:
+    import hashlib, select
+    for fd in (tally_w, go_r):
+        os.close(fd)
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/<pid>/fd, no ptrace
+    except Exception as exc:
+        print(f"evoci: the collector could not make itself non-dumpable: {exc!r}", file=sys.stderr)
+    os.write(go_w, b"g")
+    os.close(go_w)
+    chunks, status, open_ = [], None, True
+    while status is None:
+        ready = select.select([tally_r, wake_r] if open_ else [wake_r], [], [])[0]
+        if tally_r in ready:
+            data = os.read(tally_r, 1 << 16)
+            chunks.append(data)
+            open_ = bool(data)
+        if wake_r in ready:
+            os.read(wake_r, 512)
+        pid, raw = os.waitpid(child, os.WNOHANG)
+        status = raw if pid else None
+    os.set_blocking(tally_r, False)
+    while open_:  # what the test process wrote before it ended; a grandchild may hold the pipe open
+        try:
+            data = os.read(tally_r, 1 << 16)
+        except BlockingIOError:
+            break
+        chunks.append(data)
+        open_ = bool(data)
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    tally = b"".join(chunks)
+    try:
+        with open(report, "rb") as f:
+            data = f.read()
+        os.unlink(report)
+    except OSError as exc:
+        data = b""
+        print(f"evoci: no report: {exc}", file=sys.stderr)
+    digest = hashlib.sha256(tally + data).hexdigest().encode()
+    os.write(host, b"EVOCI-REPORT %d %d %d %s\n" % (code, len(tally), len(data), digest))
+    view = memoryview(tally + data)
+    while view:
+        view = view[os.write(host, view):]
+    sys.stderr.flush()
+    os._exit(code if code >= 0 else 128 - code)
+for fd in (host, tally_r, go_w, wake_r, wake_w):
+    os.close(fd)
+signal.set_wakeup_fd(-1)
+signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+os.read(go_r, 1)  # the collector is out of reach before any code of the tree runs
+os.close(go_r)
 import importlib.metadata
 import pytest
 names = []
-for ep in importlib.metadata.entry_points(group="pytest11"):
+found = importlib.metadata.entry_points()
+for ep in found.select(group="pytest11") if hasattr(found, "select") else found.get("pytest11", ()):  # Python < 3.10
     try:
         ep.load()  # imported now, from the environment; later imports by name find this module
         names.append(ep.name)
     except Exception as exc:
         print(f"evoci: the environment's pytest plugin {ep.name} does not load: {exc!r}", file=sys.stderr)
+class EvociTally:
+    def pytest_runtest_logreport(self, report, _write=os.write, _fd=tally_w, _has=hasattr):
+        line = "%s\t%s\t%d\t%s\n" % (report.when, report.outcome, _has(report, "wasxfail"), report.nodeid)
+        _write(_fd, line.encode("utf-8", "surrogateescape"))
+tally = EvociTally()
 WATCHED = ("_pytest.runner", "_pytest.reports", "_pytest.main", "_pytest.python", "_pytest.terminal",
            "_pytest.skipping", "_pytest.outcomes", "_pytest.fixtures", "_pytest.nodes", "_pytest.config",
-           "pytest_jsonreport.plugin", "pluggy._hooks", "pluggy._callers", "pluggy._manager")
+           "pytest_jsonreport.plugin", "pytest_jsonreport.serialize", "pluggy._hooks", "pluggy._callers",
+           "pluggy._manager", "__main__", "json", "json.encoder", "_json", "os", "posix", "io", "_io",
+           "builtins", "codecs")
 def snapshot():
     seen = {}
     for module_name in WATCHED:
@@ -59,24 +142,14 @@ os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 sys.path[:0] = [root, *paths]
 plugin_args = [a for name in names for a in ("-p", name)]
 try:
-    code = int(pytest.main([*plugin_args, *args]))
+    code = int(pytest.main([*plugin_args, *args], plugins=[tally]))
 except BaseException as exc:
     import traceback
     traceback.print_exc()
     code = 3
 after = snapshot()
 changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
-try:
-    with open(report, "rb") as f:
-        data = f.read()
-    os.unlink(report)
-    if changed:
-        import json
-        data = json.dumps({**json.loads(data), "evoci_runtime_changes": changed[:50]}).encode()
-    channel.write(b"EVOCI-REPORT %d %s\n" % (len(data), hashlib.sha256(data).hexdigest().encode()) + data)
-except OSError as exc:
-    print(f"evoci: no report: {exc}", file=sys.stderr)
-channel.flush()
+os.write(tally_w, ("end\t%d\t%s\n" % (code, "\t".join(changed[:50]))).encode())
 sys.stderr.flush()
 os._exit(code)
 """

@@ -9,7 +9,8 @@ The agent owns its codebase, not its grade. So the tree that is graded is the ag
 - interpreter start-up hooks (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``) and package
   metadata folders (``*.dist-info``, ``*.egg-info``, which can declare pytest plugins) exist only
   where the reference has them, as the reference has them;
-- nested ``.git`` entries are dropped;
+- nested ``.git`` entries are dropped, and so are compiled files and modules named like the runner
+  that the reference does not have (``evoci.grading.shadows``);
 - ``.evoci`` (the harness's folder, where the runner configuration goes) is removed whatever the
   commit made of it and created afresh, and every symlink pointing outside the tree is removed
   (``evoci.treefs``: nothing of the agent's tree is followed or trusted to be what it looks like).
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from evoci import treefs
 from evoci.agents.base import HARNESS_DIR
+from evoci.grading.shadows import files_under, remove_shadows
 from evoci.workspace import Workspace, extract_tree
 
 HOOK_FILES = frozenset({"sitecustomize.py", "usercustomize.py", "conftest.py"})
@@ -41,7 +43,8 @@ _NOT_A_FILE = "[evoci: "  # how a configuration file that is a link or a special
 RUNNER_CONFIG = "pytest.ini"  # written under the tree's harness folder; passed with -c
 
 
-def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest: Path) -> list[str]:
+def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest: Path,
+          import_roots: tuple[str, ...] = ("src", ".")) -> list[str]:
     """Write the grading tree of commit ``sha`` to ``dest``; return the paths that differ from ``sha``'s tree."""
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
@@ -67,6 +70,7 @@ def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest:
         if not path.exists():
             _copy(twin, path)
             changed.add(_rel(path, dest))
+    changed |= remove_shadows(dest, import_roots, files_under(reference))
     # The tree's own pytest configuration is never read (the reference's is passed with -c):
     # a different one is a difference all the same.
     mine, source = configuration(dest)

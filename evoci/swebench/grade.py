@@ -1,9 +1,20 @@
 """Grade one prediction the SWE-bench way, shared by SWE-EVO and SWE-Bench-CL.
 
 clean base → the agent's patch (applied or not, recorded; an empty patch is *no
-prediction*, not "applied") → test files restored, ``test_patch`` applied, start-up hooks
-removed (``tree``) → the record's test command in the sandbox → per-test outcomes from
-the record's log parser (``parsers``), one per target test (``missing`` when absent).
+prediction*, not "applied") → test files restored, ``test_patch`` applied, start-up hooks,
+compiled files and runner look-alikes removed (``tree``) → the record's test command in the
+sandbox → per-test outcomes in the record's id format (``parsers``), one per target test
+(``missing`` when absent).
+
+**The test command.** A record's command that is one plain pytest command (every public SWE-EVO
+record's is) runs through SWE-CI's launcher (``evoci.grading.launcher``: ``python -I``, the
+environment's pytest imported before the tree, autoloading off, the report on a private channel
+cross-checked by an independent tally). Its report's node ids are written as the ``-rA`` lines
+pytest prints and read by the record's own parser, so the ids are the record's (truncated, and
+colliding, as the record's are). Nothing the tests print is read. Any other command (django's or
+sympy's runner) is run by ``bash`` and its output parsed; a command that ends by a signal or with
+an exit code no runner ends with by itself is **not graded** from what it printed: its code
+could have printed anything before it killed itself.
 
 How a grading ends (``Grade.status``):
 
@@ -11,8 +22,9 @@ How a grading ends (``Grade.status``):
 ``no_prediction``                      empty or missing patch: nothing is tested
 ``not_applied``                        the patch does not apply to the clean base
 ``timeout``                            the test command hit its timeout
-``agent_error``                        no test result could be read and the
-                                       environment's canary passed (the code broke the run)
+``agent_error``                        no test result could be trusted (no report, a void
+                                       channel, a killed command) and the environment's
+                                       canary passed: nothing passes, and it is flagged
 ``ok``                                 outcomes were read
 =====================================  =============================================
 
@@ -25,22 +37,32 @@ infrastructure, so code that kills its own test run cannot turn its grade into a
 
 from __future__ import annotations
 
+import json
+import posixpath
 import secrets
 import shlex
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import git
 from pydantic import BaseModel, Field
 
-from evoci.errors import HarnessTimeout, SandboxError
+from evoci.errors import HarnessTimeout, InputError, SandboxError
+from evoci.grading.channel import read_frame
+from evoci.pytest_run import OMIT as _OMIT
+from evoci.pytest_run import ending as _ending
+from evoci.pytest_run import graded_outcomes, launch_command
 from evoci.sandbox.base import ExecResult, Sandbox
-from evoci.swebench.parsers import get_parser, uses_json_report
+from evoci.swebench.parsers import STATUS, Parser, get_parser, parse_json_report
 from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_grading_tree
 
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
 _CANARY_TIMEOUT_S = 120.0
+# How a test runner ends by itself (pytest uses 0–5; django's and sympy's runners 0 and 1).
+NORMAL_EXITS = frozenset(range(6))
+# A command with any of these is a script, not one pytest command: it keeps the log-parsed path.
+_SHELL = frozenset({"&&", "||", ";", "|", "&", ">", "<", ">>"})
 
 
 class GradeRequest(BaseModel):
@@ -77,25 +99,35 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
           open_tree: Callable[[Path], Sandbox]) -> Grade:
     """Grade ``request.patch`` in a fresh tree at ``tree_path``; ``open_tree`` opens a sandbox over it."""
     parse = get_parser(request.log_parser)  # an unknown parser is bad input: fail before building anything
-    tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch)
+    tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch,
+                             tuple(request.pythonpath))
     if tree.patch_applied is None:
         return Grade(status="no_prediction")
     if not tree.patch_applied:
         return Grade(status="not_applied", patch_applied=False, output_tail=tree.apply_error[-4000:])
-    report = f".evoci/report-{secrets.token_hex(6)}.json"
     sandbox = open_tree(tree.path)
     try:
-        result = sandbox.exec(["bash", "-c", request.test_cmds], env=_test_env(request, report, sandbox.visible_root),
-                              timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)
-        log = _read(sandbox, report) if uses_json_report(request.log_parser) else f"{result.stdout}\n{result.stderr}"
-        parsed = parse(log)
         common = dict(patch_applied=True, apply_method=tree.apply_method, overridden=tree.overridden,
-                      integrity_flags=sabotage_flags(request.patch or "", request.pythonpath),
-                      exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
+                      integrity_flags=sabotage_flags(request.patch or "", request.pythonpath))
+        args = pytest_command_args(request.test_cmds)
+        if args is not None:
+            return _grade_pytest(request, sandbox, args, parse, common)
+        if parse is parse_json_report:
+            raise InputError(f"log_parser {request.log_parser!r} reads pytest's JSON report, but test_cmds "
+                             f"{request.test_cmds!r} is not one plain pytest command — write it as `pytest <args>`")
+        result = sandbox.exec(["bash", "-c", request.test_cmds], env=_test_env(request, sandbox.visible_root),
+                              timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)
+        common.update(exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
         if result.timed_out:
             return Grade(status="timeout", **common)
         if result.exit_code is None:
             raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
+        if result.exit_code not in NORMAL_EXITS:
+            # What a killed run printed is whatever its code chose to print: it is never graded.
+            common["integrity_flags"] = [*common["integrity_flags"], f"the test command ended {_ending(result.exit_code)}: "
+                                         "what it printed is not graded (scored as nothing passing)"]
+            return Grade(status="agent_error", outcomes=dict.fromkeys(request.targets, "missing"), **common)
+        parsed = parse(f"{result.stdout}\n{result.stderr}")
         if not parsed.outcomes:
             _require_canary(sandbox, _tail(result))
         status = "ok" if parsed.outcomes or result.exit_code in (0, 1, 5) else "agent_error"
@@ -103,6 +135,61 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
         return Grade(status=status, outcomes=outcomes, collisions=dict(parsed.collisions), **common)
     finally:
         sandbox.cleanup()
+
+
+def pytest_command_args(test_cmds: str) -> list[str] | None:
+    """pytest's arguments when ``test_cmds`` is one plain pytest command (``pytest …``, ``python -m pytest …``), else None."""
+    try:
+        words = shlex.split(test_cmds)
+    except ValueError:
+        return None
+    if any(w in _SHELL for w in words):
+        return None
+    if words and PurePosixPath(words[0]).name in ("pytest", "py.test"):
+        return words[1:]
+    if len(words) >= 3 and PurePosixPath(words[0]).name.startswith("python") and words[1:3] == ["-m", "pytest"]:
+        return words[3:]
+    return None
+
+
+def _grade_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str], parse: Parser, common: dict) -> Grade:
+    """Run the record's pytest through evoci's launcher; map its report to the record's ids with the record's parser.
+
+    The report's node ids are written as the ``-rA`` lines pytest would print and read by the
+    record's own parser, so ids are truncated (and collide) exactly as the record's are.
+    """
+    root = sandbox.visible_root
+    report = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
+    paths = [posixpath.normpath(posixpath.join(root, p)) for p in request.pythonpath]
+    options = ["-c", f"{root}/{RUNNER_CONFIG_FILE}", f"--rootdir={root}", "-p", "no:cacheprovider",
+               *(x for plugin in request.pytest_plugins for x in ("-p", plugin)),
+               "--json-report", f"--json-report-file={report}", "--json-report-omit", *_OMIT]
+    result = sandbox.exec(launch_command("python", root, report, paths, [*options, *args]),
+                          env={"PYTHONPATH": ":".join(paths)}, timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)
+    common.update(exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
+    if result.timed_out:
+        return Grade(status="timeout", **common)
+    if result.exit_code is None:
+        raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
+    frame = read_frame(result)
+    nothing = dict.fromkeys(request.targets, "missing")
+    if frame.void:
+        common["integrity_flags"] = [*common["integrity_flags"], f"the report is void: {frame.void}"]
+        return Grade(status="agent_error", outcomes=nothing, **common)
+    if frame.report is None:
+        _require_canary(sandbox, _tail(result))
+        ended = _ending(result.exit_code if frame.exit_code is None else frame.exit_code)
+        common["integrity_flags"] = [*common["integrity_flags"], f"the test process ended {ended} without a report: "
+                                     "what it printed is not graded (scored as nothing passing)"]
+        return Grade(status="agent_error", outcomes=nothing, **common)
+    outcomes, _, flags = graded_outcomes(frame)
+    common["integrity_flags"] = [*common["integrity_flags"], *flags]
+    words = {outcome: word for word, outcome in STATUS.items()}
+    parsed = parse_json_report(json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]})) \
+        if parse is parse_json_report else parse("\n".join(f"{words[o]} {t}" for t, o in outcomes.items() if o in words))
+    status = "ok" if frame.exit_code in (0, 1, 5) else "agent_error"
+    return Grade(status=status, outcomes={t: parsed.outcomes.get(t, "missing") for t in request.targets},
+                 collisions=dict(parsed.collisions), **common)
 
 
 def sabotage_flags(patch: str, pythonpath: list[str]) -> list[str]:
@@ -116,18 +203,15 @@ def sabotage_flags(patch: str, pythonpath: list[str]) -> list[str]:
     return flags_in_diff(patch, tuple(pythonpath), include=lambda path: not is_test_code(path))
 
 
-def _test_env(request: GradeRequest, report: str, root: str) -> dict[str, str]:
-    """Plugins load only when named (the agent's installed packages cannot hook into pytest).
+def _test_env(request: GradeRequest, root: str) -> dict[str, str]:
+    """A runner that is not one plain pytest command: plugins load only when named.
 
-    pytest reads the tree's clean configuration (``RUNNER_CONFIG_FILE``), never the agent's
-    ``pyproject.toml`` or ``setup.cfg`` settings; the rootdir stays the tree's root.
+    pytest (when the command runs it) reads the tree's clean configuration (``RUNNER_CONFIG_FILE``),
+    never the agent's ``pyproject.toml`` or ``setup.cfg`` settings; the rootdir stays the tree's root.
     """
     options = ["-c", f"{root}/{RUNNER_CONFIG_FILE}", f"--rootdir={root}", "-p", "no:cacheprovider"]
     for plugin in request.pytest_plugins:
         options += ["-p", plugin]
-    if uses_json_report(request.log_parser):
-        options += ["-p", "pytest_jsonreport.plugin", "--json-report", f"--json-report-file={report}",
-                    "--json-report-omit", "streams", "log", "keywords", "warnings", "traceback"]
     env = {
         "PYTEST_ADDOPTS": shlex.join(options),
         "PYTHONPATH": ":".join(request.pythonpath),
@@ -136,13 +220,6 @@ def _test_env(request: GradeRequest, report: str, root: str) -> dict[str, str]:
     if not request.autoload_plugins:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
-
-
-def _read(sandbox: Sandbox, path: str) -> str:
-    try:
-        return sandbox.read_file(path).decode(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 def _require_canary(sandbox: Sandbox, tail: str) -> None:

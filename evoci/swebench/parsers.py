@@ -146,11 +146,6 @@ def parse_json_report(report: str) -> ParsedLog:
     return parsed
 
 
-def uses_json_report(name: str) -> bool:
-    """Whether the parser reads a json-report file instead of the command's output."""
-    return get_parser(name) is parse_json_report
-
-
 # django's runner at --verbosity 2: "test_name (module.Class) ... ok"; a test with a docstring
 # prints "test_name (module.Class)" then "First docstring line ... ok" on the next line.
 _DJANGO_STATUS = {"ok": "passed", "OK": "passed", "FAIL": "failed", "ERROR": "error", "expected failure": "xfailed",

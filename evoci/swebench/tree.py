@@ -13,7 +13,8 @@ source files, never its grade, so ``make_grading_tree``:
 4. applies the ``test_patch``;
 5. removes every start-up hook the clean base + ``test_patch`` tree does not have:
    ``conftest.py``, ``sitecustomize.py``, ``usercustomize.py``, ``*.pth`` files and
-   ``*.dist-info`` / ``*.egg-info`` folders;
+   ``*.dist-info`` / ``*.egg-info`` folders, and every compiled file or module named like the
+   runner (``evoci.grading.shadows``);
 6. removes, whatever they are, the names the harness owns (``.evoci``, ``RUNNER_CONFIG_FILE``)
    and every symlink of the patch that points outside the tree or stands where the base or
    the ``test_patch`` has a folder, and writes its own files afresh without following a link
@@ -44,6 +45,7 @@ from evoci import treefs
 from evoci.agents.base import HARNESS_DIR
 from evoci.errors import InputError
 from evoci.grading import diffpaths
+from evoci.grading.shadows import remove_shadows
 from evoci.grading.tree import configuration, runner_config
 
 HOOK_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
@@ -87,7 +89,8 @@ def is_empty_patch(patch: str | None) -> bool:
     return patch is None or not patch.strip()
 
 
-def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | None, test_patch: str) -> GradingTree:
+def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | None, test_patch: str,
+                      import_roots: tuple[str, ...] = ("src", ".")) -> GradingTree:
     """Build the grading tree at ``path`` (replacing what is there); see the module docstring.
 
     The tree is a plain folder, not a repository: git only unpacks the base and applies patches
@@ -105,7 +108,8 @@ def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | 
     method, error = _apply(path, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
     tree = GradingTree(path, patch_applied=method is not None, apply_method=method, apply_error=error)
     if method is not None:
-        tree.overridden = restore_tests_and_remove_hooks(path, source, base_sha, patch_paths(patch), test_patch)
+        tree.overridden = restore_tests_and_remove_hooks(path, source, base_sha, patch_paths(patch), test_patch,
+                                                       import_roots)
         clean = clean_runner_config(source, base_sha, test_patch)
         mine, found_in = configuration(path)
         if found_in and mine != clean:
@@ -137,7 +141,7 @@ def clean_runner_config(source: git.Repo, base_sha: str, test_patch: str) -> str
 
 
 def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, changed: set[str],
-                                   test_patch: str) -> list[str]:
+                                   test_patch: str, import_roots: tuple[str, ...] = ("src", ".")) -> list[str]:
     """Steps 3–5 of the module docstring on ``root``: the base with the agent's ``changed`` paths.
 
     The one place the grading-tree hygiene lives, so a shared implementation can replace it.
@@ -156,6 +160,7 @@ def restore_tests_and_remove_hooks(root: Path, source: git.Repo, base_sha: str, 
             raise InputError(f"the record's test_patch does not apply to its base commit ({error.strip()[:300]}) "
                              "— fix the record's base_commit or test_patch")
     overridden |= _remove_hooks(root, reference)
+    overridden |= remove_shadows(root, import_roots, reference)  # compiled files and runner look-alikes
     return sorted(overridden)
 
 

@@ -59,3 +59,103 @@ def test_no_code_predictions_that_rig_the_runner_resolve_nothing_and_are_recorde
     recorded = dict(query(db, "select task_id, tampered_files from iterations where run_id = ?", [summary.run_id]))
     for instance, (_, overridden) in attacks.items():
         assert overridden in recorded[instance], instance
+
+
+# Prints a `PASSED <id>` line for every test pytest collects, on every pipe the test process holds
+# (pytest captures standard output, not the descriptors it saved), then kills its own test process.
+PRINT_AND_DIE = """
+import os as _os, signal as _signal, subprocess as _sp, sys as _sys
+if "pytest" in _sys.modules and not _os.environ.get("EVIL_COLLECTING"):
+    _out = _sp.run([_sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                   capture_output=True, text=True, env={**_os.environ, "EVIL_COLLECTING": "1"}).stdout
+    _lines = "".join("PASSED %s\\n" % _l.strip() for _l in _out.splitlines() if "::" in _l).encode()
+    for _fd in _os.listdir("/proc/self/fd"):
+        try:
+            if "pipe:" in _os.readlink("/proc/self/fd/" + _fd):
+                _os.write(int(_fd), _lines)
+        except OSError:
+            pass
+    _os.kill(_os.getpid(), _signal.SIGKILL)
+"""
+
+
+def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_nothing_and_is_flagged(tmp_path):
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
+    instance = "kvconf_0.1.0_0.2.0"
+    base = records[instance]["base_commit"]
+    init = source.commit(base).tree["src/kvconf/__init__.py"].data_stream.read().decode()
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch_setting(
+        source, base, {"src/kvconf/__init__.py": init + PRINT_AND_DIE})}}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300)
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    db = tmp_path / "home" / "evoci.duckdb"
+    [(resolved, flags)] = query(db, "select resolved, flags from swe_evo_instances where run_id = ? and task_id = ?",
+                                [summary.run_id, instance])
+    [(status, integrity)] = query(db, "select status, integrity_flags from iterations where run_id = ? and task_id = ?",
+                                  [summary.run_id, instance])
+    [(passed,)] = query(db, "select count(*) from test_results where run_id = ? and task_id = ? and outcome = 'passed'",
+                        [summary.run_id, instance])
+    assert (resolved, passed) == (False, 0), (status, integrity)
+    assert any("SIGKILL" in f and "not graded" in f for f in integrity), integrity
+
+
+# A `_pytest` package with no source, whose `config._console_main` (what the `pytest` script calls)
+# runs the real suite in a child (the tree off its path) and prints every failure and error as passed.
+FAKE_CONSOLE = """
+import subprocess, sys
+def _console_main():
+    code = "import sys, pytest; sys.path += ['src', '.']; sys.exit(pytest.main(sys.argv[1:]))"
+    out = subprocess.run([sys.executable, "-I", "-c", code, *sys.argv[1:]], capture_output=True, text=True).stdout
+    sys.stdout.write(out.replace("FAILED ", "PASSED ").replace("ERROR ", "PASSED "))
+    return 0
+"""
+
+
+def _binary_patch(source: git.Repo, base: str, files: dict[str, bytes], where) -> str:
+    """A ``git diff --binary`` of ``base`` plus ``files``: what a prediction with compiled files looks like."""
+    clone = git.Repo.clone_from(source.working_dir, where, no_checkout=True)
+    clone.git.checkout(base)
+    for path, data in files.items():
+        (where / path).parent.mkdir(parents=True, exist_ok=True)
+        (where / path).write_bytes(data)
+    clone.git.add("-A", "-f")
+    clone.git.commit("-qm", "compiled", author="x <x@x>", env={"GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"})
+    return clone.git.diff("--binary", base, "HEAD") + "\n"
+
+
+def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tmp_path):
+    import importlib.util
+    import py_compile
+
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
+    instance = "kvconf_0.1.0_0.2.0"
+    compiled = {}
+    for name, text in {"_pytest/__init__.pyc": "", "_pytest/config.pyc": FAKE_CONSOLE}.items():
+        (tmp_path / "fake.py").write_text(text)
+        out = py_compile.compile(str(tmp_path / "fake.py"), cfile=str(tmp_path / "fake.pyc"), doraise=True)
+        compiled[name] = open(out, "rb").read()
+        assert compiled[name][:4] == importlib.util.MAGIC_NUMBER
+    patch = _binary_patch(source, records[instance]["base_commit"], compiled, tmp_path / "clone")
+    assert "GIT binary patch" in patch
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300)
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    db = tmp_path / "home" / "evoci.duckdb"
+    [(applied, resolved)] = query(db, "select patch_applied, resolved from swe_evo_instances where run_id = ? and task_id = ?",
+                                  [summary.run_id, instance])
+    [(tampered,)] = query(db, "select tampered_files from iterations where run_id = ? and task_id = ?",
+                          [summary.run_id, instance])
+    assert (applied, resolved) == (True, False)
+    assert "_pytest/" in tampered

@@ -65,7 +65,7 @@ class ScriptedSandbox:
         from evoci.sandbox.base import ExecResult
 
         self.workspace, self.results = root, [ExecResult(*r) for r in results]
-        self.visible_root = str(root)
+        self.visible_root = self.report_dir = str(root)
 
     def exec(self, cmd, **kwargs):
         return self.results.pop(0)

@@ -1,0 +1,131 @@
+"""The harness's end of the launcher's channel: one frame, checked, and a report cross-checked by a tally.
+
+``evoci.grading.launcher`` writes exactly one frame on the sandboxed command's standard output.
+What arrives is trusted only if it is that one frame and nothing else, and if the command ended
+the way the frame says the test process did (a collector killed before it wrote would otherwise
+leave a frame someone else wrote as the only one). Otherwise the report is **void**: the
+iteration is the agent's outcome, nothing of it passes, and it is flagged — something in the
+sandbox wrote to the harness's channel, and only the tested code runs there.
+
+A report that survives is compared, test by test, with the launcher's independent tally of stage
+outcomes. Where they disagree, the lower outcome is graded and the disagreement is flagged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from evoci.grading.launcher import FRAME
+from evoci.sandbox.base import ExecResult
+
+# Lowest first: what a disagreement between the report and the tally is graded as.
+_LOWEST_FIRST = ("missing", "error", "failed", "xpassed", "skipped", "xfailed", "passed")
+_SHOWN = 5  # disagreements named in a flag
+
+
+@dataclass
+class Frame:
+    """What the launcher sent: the test process's exit, its report (None when it wrote none), the tally."""
+
+    exit_code: int | None = None
+    report: dict[str, Any] | None = None
+    problem: str | None = None  # why there is no report, for people
+    tally: dict[str, str] = field(default_factory=dict)
+    tally_ended: bool = False  # the tally's last line came (pytest.main returned)
+    runtime_changes: list[str] = field(default_factory=list)
+    void: str | None = None  # why the channel cannot be trusted at all
+
+
+def read_frame(result: ExecResult) -> Frame:
+    """The one frame on ``result``'s standard output (``result`` did not time out)."""
+    data = result.stdout.encode("utf-8", errors="surrogateescape")
+    if not data:
+        return Frame(problem="the launcher wrote nothing")
+    header, newline, rest = data.partition(b"\n")
+    try:
+        magic, code, tally_size, report_size, digest = header.split(b" ")
+        exit_code, tally_size, report_size = int(code), int(tally_size), int(report_size)
+        if magic + b" " != FRAME or not newline:
+            raise ValueError
+    except ValueError:
+        return Frame(void=f"the channel carried {_count(data)} frame(s) and text that is not evoci's")
+    body, extra = rest[: tally_size + report_size], rest[tally_size + report_size:]
+    if hashlib.sha256(body).hexdigest().encode() != digest:
+        return Frame(void="the frame does not match its checksum (written over, or cut short)")
+    if extra:
+        return Frame(void=f"the channel carried {1 + _count(extra)} frame(s) or text after the report: "
+                          "something besides the harness wrote to it")
+    expected = exit_code if exit_code >= 0 else 128 - exit_code
+    if result.exit_code != expected:
+        return Frame(void=f"the frame says the tests ended with {exit_code} but the launcher ended with "
+                          f"{result.exit_code}: it was stopped after someone else wrote")
+    frame = Frame(exit_code=exit_code)
+    _read_tally(frame, body[:tally_size].decode("utf-8", errors="surrogateescape"))
+    report = body[tally_size:]
+    if exit_code < 0:  # pytest writes its report as it ends; a process killed by a signal has none of its own
+        frame.problem = "the test process was killed by a signal: no report of it is read"
+        return frame
+    if not report:
+        frame.problem = "pytest wrote no report"
+        return frame
+    try:
+        parsed = json.loads(report)
+    except ValueError:
+        frame.problem = "it is not JSON"
+        return frame
+    if isinstance(parsed, dict):
+        frame.report = parsed
+    else:
+        frame.problem = "it is not a JSON object"
+    return frame
+
+
+def cross_check(reported: dict[str, str], frame: Frame) -> tuple[dict[str, str], list[str]]:
+    """The outcomes to grade (the lower of report and tally for each test) and the flags of any disagreement."""
+    flags = []
+    if not frame.tally_ended:
+        flags.append("the harness's tally of outcomes ended before pytest did (its channel was cut or written over)")
+    differ = {t: (reported.get(t, "missing"), frame.tally.get(t, "missing"))
+              for t in reported.keys() | frame.tally.keys()
+              if reported.get(t, "missing") != frame.tally.get(t, "missing")}
+    graded = dict(reported)
+    for test, pair in differ.items():
+        graded[test] = min(pair, key=_LOWEST_FIRST.index)
+    if differ:
+        named = "; ".join(f"{t}: report {r}, tally {y}" for t, (r, y) in sorted(differ.items())[:_SHOWN])
+        flags.append(f"the report and the harness's own tally disagree on {len(differ)} test(s), "
+                     f"graded from the lower (report rewritten in the test process?): {named}")
+    return graded, flags
+
+
+def _read_tally(frame: Frame, text: str) -> None:
+    """Stage lines ``when<TAB>outcome<TAB>wasxfail<TAB>nodeid``, then ``end<TAB>code<TAB>changed…``."""
+    stages: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        parts = line.split("\t", 3)
+        if parts[0] == "end" and len(parts) >= 2:
+            frame.tally_ended = True
+            frame.runtime_changes = [p for p in line.split("\t")[2:] if p]
+        elif len(parts) == 4 and parts[0] in ("setup", "call", "teardown"):
+            when, outcome, xfail, nodeid = parts
+            stages.setdefault(nodeid, {})[when] = _category(when, outcome, xfail == "1")
+    for nodeid, by_stage in stages.items():
+        failed_around = any(by_stage.get(w) == "error" for w in ("setup", "teardown"))
+        worst = [c for c in by_stage.values() if c != "passed"]  # pytest-json-report keeps the last non-passed
+        frame.tally[nodeid] = "error" if failed_around else (worst[-1] if worst else "passed")
+
+
+def _category(when: str, outcome: str, xfail: bool) -> str:
+    """One stage's outcome, as pytest's own ``pytest_report_teststatus`` names it."""
+    if outcome == "failed":
+        return "failed" if when == "call" else "error"
+    if outcome == "skipped":
+        return "xfailed" if xfail else "skipped"
+    return "xpassed" if xfail and when == "call" else "passed"
+
+
+def _count(data: bytes) -> int:
+    return data.count(FRAME)

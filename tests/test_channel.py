@@ -1,0 +1,52 @@
+"""The harness's end of the launcher's channel: one frame or nothing, and a report checked against a tally."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from evoci.grading.channel import cross_check, read_frame
+from evoci.sandbox.base import ExecResult
+
+TESTS = ["t.py::a", "t.py::b"]
+
+
+def frame(outcomes: dict[str, str], tally: dict[str, str] | None = None, exit_code: int = 1) -> str:
+    tally = outcomes if tally is None else tally
+    tally_text = "".join(f"{w}\t{'passed' if w != 'call' else o}\t0\t{t}\n" for t, o in tally.items()
+                         for w in ("setup", "call", "teardown")) + f"end\t{exit_code}\t\n"
+    report = json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]})
+    body = (tally_text + report).encode()
+    digest = hashlib.sha256(body).hexdigest()
+    return f"EVOCI-REPORT {exit_code} {len(tally_text)} {len(report)} {digest}\n" + body.decode()
+
+
+def result(stdout: str, exit_code: int = 1) -> ExecResult:
+    return ExecResult(exit_code=exit_code, stdout=stdout, stderr="", duration_s=1.0)
+
+
+def test_one_frame_that_agrees_with_its_tally_is_graded_as_reported():
+    got = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "failed"})))
+    assert got.void is None and got.tally_ended
+    assert cross_check({"t.py::a": "passed", "t.py::b": "failed"}, got) == ({"t.py::a": "passed", "t.py::b": "failed"}, [])
+
+
+def test_a_second_frame_text_around_it_or_a_killed_launcher_voids_the_report():
+    honest = frame({"t.py::a": "failed", "t.py::b": "failed"})
+    forged = frame({"t.py::a": "passed", "t.py::b": "passed"})
+    assert "frame" in read_frame(result(forged + honest)).void
+    assert read_frame(result("noise\n" + honest)).void
+    assert read_frame(result(honest + "trailing")).void
+    assert "stopped" in read_frame(result(forged, exit_code=137)).void  # one frame, but the launcher was killed
+    assert read_frame(result(honest)).void is None
+    # a frame that says the tests were killed, with the launcher killed to match: nothing of it is read
+    killed = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=-9), exit_code=137))
+    assert killed.void is None and killed.report is None
+
+
+def test_a_report_the_tally_contradicts_is_graded_from_the_lower_and_flagged():
+    rewritten = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "passed"},
+                                        tally={"t.py::a": "passed", "t.py::b": "failed"})))
+    graded, flags = cross_check({"t.py::a": "passed", "t.py::b": "passed"}, rewritten)
+    assert graded == {"t.py::a": "passed", "t.py::b": "failed"}
+    assert len(flags) == 1 and "disagree on 1 test" in flags[0] and "t.py::b: report passed, tally failed" in flags[0]
