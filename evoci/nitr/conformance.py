@@ -8,8 +8,10 @@
   Python in a copy of the checkout (the checkout itself is never written), as its README
   says: the project configured once with ``-DNITR_BUILD_EVALUATOR=ON`` for the starters; a
   fixture through ``--override case_root=…`` (the evaluator stages its own copy);
-- **evoci**: what the grade node does: a workspace holding the starter (and the fixture's
-  files, committed as an agent would leave them), a grading tree, the local sandbox.
+- **evoci**: what the preflight and the grade node do: the probe's preflight (configure the
+  pristine starter, keep the build template), then per grading a workspace holding the
+  starter (and the fixture's files, committed as an agent would leave them), a grading
+  tree starting from the template, the local sandbox.
 
 Modules are matched by position and name (evoci's own configure step is not compared); a
 difference is a module one side passed and the other failed, or one only one side ran.
@@ -21,10 +23,12 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evoci.domain import EnvironmentSpec, SandboxConfig
+from evoci.nitr import preflight
 from evoci.nitr.evaluator import evaluate
 from evoci.nitr.loader import CONFIGURE, NitrProbe, is_task_file, load_suite
 from evoci.nitr.trees import build_grading_tree, create_workspace
@@ -58,6 +62,8 @@ class Comparison:
     label: str  # "<case>" or "<case> @ <fixture backend>"
     official: Verdicts
     evoci: Verdicts
+    official_s: float = 0.0  # wall seconds of the official evaluator's run
+    evoci_s: float = 0.0  # wall seconds of evoci's grading (the preflight, once per case, not included)
 
     def differences(self) -> list[str]:
         if self.official.error or self.evoci.error:
@@ -73,7 +79,7 @@ class Comparison:
         return out
 
 
-def _official(checkout: Path, case: str, case_root: Path, python: str, timeout: float) -> Verdicts:
+def run_official(checkout: Path, case: str, case_root: Path, python: str, timeout: float) -> Verdicts:
     argv = [python, str(checkout / "evaluator" / "run_evaluation_pipeline.py"),
             str(checkout / "evaluator" / case / "pipeline.json"), "--case_root", str(case_root),
             "--baseline_case_root", str(checkout / "cases" / case), "--build_dir", str(checkout / "build"),
@@ -86,8 +92,10 @@ def _official(checkout: Path, case: str, case_root: Path, python: str, timeout: 
     return Verdicts([(m["module_name"], m["name"], bool(m["passed"])) for m in payload["module_results"]])
 
 
-def _evoci(probe: NitrProbe, work: Path, fixture: Path | None, timeout: float) -> Verdicts:
+def run_evoci(probe: NitrProbe, work: Path, fixture: Path | None, timeout: float) -> Verdicts:
+    """What the grade node does, in the probe's one grading folder ``work`` (after ``run_preflight``)."""
     paths = Paths(home=work / "home")
+    shutil.rmtree(work / "workspace", ignore_errors=True)
     workspace, sha = create_workspace(work / "workspace", probe)
     if fixture is not None:  # the agent's tree becomes the fixture's (its TASK files are never part of it)
         for path in workspace.path.rglob("*"):
@@ -98,7 +106,8 @@ def _evoci(probe: NitrProbe, work: Path, fixture: Path | None, timeout: float) -
                 (workspace.path / path.relative_to(fixture)).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, workspace.path / path.relative_to(fixture))
         sha = workspace.commit(1, "the fixture's code")
-    tree = build_grading_tree(work / "grading", probe, workspace.path, sha)
+    tree = build_grading_tree(work / "tree", probe, workspace.path, sha)
+    preflight.use_template(work / "build-template", tree, probe)
     sandbox = open_sandbox(SandboxConfig(), tree, EnvironmentSpec(), paths)
     try:
         grade = evaluate(probe.grading_pipeline(), sandbox, tree, ceiling_s=timeout, places=probe.places())
@@ -107,6 +116,20 @@ def _evoci(probe: NitrProbe, work: Path, fixture: Path | None, timeout: float) -
     finally:
         sandbox.cleanup()
     return Verdicts([(m.module_name, m.name, m.passed) for m in grade.modules if m.name != CONFIGURE])
+
+
+def run_preflight(probe: NitrProbe, work: Path) -> str | None:
+    """The grade node's preflight and build template for ``probe`` in ``work``; what failed, if it did."""
+    root = preflight.pristine_tree(probe, work / "tree", work / "starter")
+    sandbox = open_sandbox(SandboxConfig(), root, EnvironmentSpec(), Paths(home=work / "home"))
+    try:
+        preflight.check(probe, sandbox, root)
+        preflight.keep_template(probe, sandbox, root, work / "build-template")
+    except preflight.NitrEnvironmentError as exc:
+        return str(exc)
+    finally:
+        sandbox.cleanup()
+    return None
 
 
 def fixtures(checkout: Path) -> list[tuple[str, str, Path]]:
@@ -119,29 +142,39 @@ def fixtures(checkout: Path) -> list[tuple[str, str, Path]]:
             for s in samples]
 
 
+def official_copy(checkout: Path, dest: Path) -> Path:
+    """A copy of the checkout for the official evaluator, its CMake project configured once (as its README says)."""
+    shutil.copytree(checkout, dest, ignore=_SKIP, symlinks=True)
+    configured = subprocess.run(["cmake", "-S", str(dest), "-B", str(dest / "build"), "-DNITR_BUILD_EVALUATOR=ON"],
+                                capture_output=True, text=True, check=False)
+    if configured.returncode != 0:
+        raise RuntimeError(f"cannot configure the checkout's CMake project: {configured.stderr[-500:]}")
+    return dest
+
+
 def compare(checkout: Path, *, python: str = "python3", select: dict[str, list[str]] | None = None,
             timeout: float = 1800, progress=print) -> tuple[list[Comparison], list[str]]:
     """Every comparison, and the cases evoci could not load (each a difference too)."""
     checkout = checkout.absolute()
     suite = load_suite(checkout, select)
     with tempfile.TemporaryDirectory(prefix="evoci-nitr-conformance-") as tmp:
-        copy = Path(tmp) / "official"
-        shutil.copytree(checkout, copy, ignore=_SKIP, symlinks=True)
-        configured = subprocess.run(["cmake", "-S", str(copy), "-B", str(copy / "build"), "-DNITR_BUILD_EVALUATOR=ON"],
-                                    capture_output=True, text=True, check=False)
-        if configured.returncode != 0:
-            raise RuntimeError(f"cannot configure the checkout's CMake project: {configured.stderr[-500:]}")
+        copy = official_copy(checkout, Path(tmp) / "official")
         probes = {p.probe_id: p for p in suite.probes}
         jobs = [(p.probe_id, None, None) for p in suite.probes]
         jobs += [(case, backend, folder) for case, backend, folder in fixtures(copy) if case in probes]
-        results = []
-        for index, (case, backend, folder) in enumerate(jobs):
-            label = case if backend is None else f"{case} @ {backend}"
-            official = _official(copy, case, folder or copy / "cases" / case, python, timeout)
-            ours = _evoci(probes[case], Path(tmp) / f"evoci-{index}", folder, timeout)
-            shutil.rmtree(Path(tmp) / f"evoci-{index}", ignore_errors=True)
-            results.append(Comparison(label, official, ours))
-            progress(render_one(results[-1]))
+        results: list[Comparison] = []
+        for case in dict.fromkeys(case for case, _, _ in jobs):
+            work = Path(tmp) / "evoci" / case
+            failed = run_preflight(probes[case], work)
+            for _, backend, folder in [job for job in jobs if job[0] == case]:
+                label = case if backend is None else f"{case} @ {backend}"
+                t0 = time.perf_counter()
+                official = run_official(copy, case, folder or copy / "cases" / case, python, timeout)
+                t1 = time.perf_counter()
+                ours = Verdicts(error=failed) if failed else run_evoci(probes[case], work, folder, timeout)
+                results.append(Comparison(label, official, ours, t1 - t0, time.perf_counter() - t1))
+                progress(render_one(results[-1]))
+            shutil.rmtree(work, ignore_errors=True)
     return results, [str(e) for e in suite.errors]
 
 
@@ -149,6 +182,7 @@ def render_one(c: Comparison) -> str:
     diffs = c.differences()
     head = f"{c.label:60} official {c.official.category:5} evoci {c.evoci.category:5} "
     head += f"{len(c.official.modules)} module(s), " + (f"{len(diffs)} difference(s)" if diffs else "same")
+    head += f"  ({c.official_s:.1f} s / {c.evoci_s:.1f} s)"
     return "\n".join([head, *(f"    {d}" for d in diffs)])
 
 
