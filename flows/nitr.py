@@ -92,6 +92,10 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
         recorder.failure("infrastructure", exc)
         recorder.status("infra_error", str(exc))
         raise
+    except Exception as exc:  # an unforeseen fault is never the agent's: unscored, with its reason, retryable
+        recorder.failure("infrastructure", exc)
+        recorder.status("infra_error", f"{type(exc).__name__}: {exc}")
+        raise
     recorder.status("done")
     category = _category(run, probe.probe_id)
     get_run_logger().info("probe %s (%s, %s): %s", probe.probe_id, probe.dimension, probe.granularity, category)
