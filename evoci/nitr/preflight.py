@@ -47,7 +47,7 @@ def _configure_step(probe: NitrProbe) -> list[str] | None:
     """The argv that configures the probe's CMake project, as grading will run it; None if nothing does."""
     places = probe.places()
     modules = probe.grading_pipeline().modules
-    for module in modules:
+    for module in (m for m in modules if m.command):
         argv = module.argv(places)
         if module.name == CONFIGURE or (PurePosixPath(argv[0]).name == "cmake" and ("-S" in argv or "-B" in argv)):
             return argv

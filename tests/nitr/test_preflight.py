@@ -55,3 +55,11 @@ def test_a_project_that_cannot_find_googletest_is_an_environment_error_and_one_t
     probe = load_suite(public_checkout, {"id": ["102"]}).probes[0]
     with pytest.raises(preflight.NitrEnvironmentError, match="does not configure on the pristine starter code"):
         run_preflight(probe, tmp_path / "bad")
+
+
+def test_a_python_probe_needs_only_its_programs(tmp_path):
+    """File modules start nothing; a probe whose commands configure nothing leaves no template."""
+    from evoci.nitr.suites import PROBES
+
+    probe = load_suite(PROBES, {"id": ["003"]}).probes[0]
+    assert not run_preflight(probe, tmp_path).exists()
