@@ -6,7 +6,8 @@ starter code (what an agent that changes nothing leaves) is graded again and aga
 - **official**: ``evaluator/run_evaluation_pipeline.py`` from the checkout, with the user's
   Python, in a copy of the checkout whose CMake project is configured once (as its README
   says, and as ``evoci nitr conformance`` runs it): per case it builds that case's targets
-  and runs its modules;
+  and runs its modules; before each timed run the case's files are touched (untimed), so
+  its build recompiles them as it would an agent's new code (GoogleTest stays built);
 - **evoci**: the grade node's work (``evoci.nitr.conformance.run_evoci``): a workspace
   commit, a fresh grading tree whose build folder starts from the probe's build template,
   every module through the local sandbox. The probe's preflight (configure the pristine
@@ -36,14 +37,23 @@ from evoci.nitr.loader import load_suite
 GOAL = 1.2
 
 
-def timed(fn, repeats: int) -> tuple[float, object]:
+def timed(fn, repeats: int, setup=lambda: None) -> tuple[float, object]:
+    setup()
     result = fn()  # warm-up
     times = []
     for _ in range(repeats):
+        setup()  # untimed
         start = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+def touch(case: Path) -> None:
+    """New code to grade, as an agent's would be: the official build recompiles the case (its project stays configured)."""
+    for path in case.rglob("*"):
+        if path.is_file():
+            path.touch()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             once = time.perf_counter() - t0
             theirs, official = timed(lambda: run_official(copy, probe.probe_id, copy / "cases" / probe.probe_id,
-                                                          args.python, 1800), args.repeats)
+                                                          args.python, 1800), args.repeats,
+                                     setup=lambda: touch(copy / "cases" / probe.probe_id))
             ours, verdicts = timed(lambda: run_evoci(probe, work, None, 1800), args.repeats)
             same = "same" if official.modules == verdicts.modules else "DIFFER"
             totals[probe.language][0] += theirs
