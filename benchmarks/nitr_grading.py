@@ -1,117 +1,95 @@
-"""What evoci's NITR grading costs: the grade node's work vs running the probe's own tests and checks directly.
+"""What evoci's NITR grading costs, against NITR's own evaluator grading the same code.
 
-For each built-in probe (its ``intended`` reference applied and committed in a workspace):
+For each selected case of a NITR checkout (by default two C++ and two Python cases), its
+starter code (what an agent that changes nothing leaves) is graded again and again:
 
-- **direct**: in a ready tree (agent's code, starter code, evaluator; build folder and
-  bytecode caches cleared before each run, untimed), run the pipeline's command modules
-  (build, unit_test, customized_check) with ``subprocess.run`` in the same virtualenv — the
-  least anyone could do to run the probe's own tests and checks;
-- **evoci grading**: what the grade node does — build a fresh grading tree from the
-  workspace commit, open the local sandbox, run every module (file modules included)
-  through the Sandbox interface, delete the tree.
+- **official**: ``evaluator/run_evaluation_pipeline.py`` from the checkout, with the user's
+  Python, in a copy of the checkout whose CMake project is configured once (as its README
+  says, and as ``evoci nitr conformance`` runs it): per case it builds that case's targets
+  and runs its modules; before each timed run the case's files are touched (untimed), so
+  its build recompiles them as it would an agent's new code (GoogleTest stays built);
+- **evoci**: the grade node's work (``evoci.nitr.conformance.run_evoci``): a workspace
+  commit, a fresh grading tree whose build folder starts from the probe's build template,
+  every module through the local sandbox. The probe's preflight (configure the pristine
+  starter, compile the checkout's GoogleTest into the template) runs once per probe and
+  run, before any agent is graded, and is reported on its own.
 
-Each number is the median of ``--repeats`` runs (default 5) after one warm-up. C++ probes
-are skipped when cmake, g++ or GoogleTest are missing.
+Each number is the median of ``--repeats`` gradings after one warm-up.
 
-    .venv/bin/python benchmarks/nitr_grading.py [--repeats 5]
+    .venv/bin/python benchmarks/nitr_grading.py CHECKOUT [--select id=001,008,026,030] [--repeats 3]
 
-Goal: evoci grading / direct ≤ 2 per probe.
+Goal: evoci ÷ official ≤ 1.2 for C++ and for Python (the medians' ratio over the cases of each language).
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from evoci.domain import EnvironmentSpec, SandboxConfig
-from evoci.nitr.agents import ReferenceAgent, StepContext
-from evoci.nitr.evaluator import evaluate
-from evoci.nitr.loader import NitrProbe, load_suite
-from evoci.nitr.suites import PROBES
-from evoci.nitr.trees import build_grading_tree, create_workspace
-from evoci.sandbox import open_sandbox
-from evoci.settings import Paths
+from evoci.cli import _selection
+from evoci.nitr.conformance import official_copy, run_evoci, run_official, run_preflight
+from evoci.nitr.loader import load_suite
 
-GOAL = 2.0
+GOAL = 1.2
 
 
-def median_time(fn: Callable[[], object], repeats: int, setup: Callable[[], object] = lambda: None) -> float:
+def timed(fn, repeats: int, setup=lambda: None) -> tuple[float, object]:
     setup()
-    fn()  # warm-up
+    result = fn()  # warm-up
     times = []
     for _ in range(repeats):
-        setup()
+        setup()  # untimed
         start = time.perf_counter()
-        fn()
+        result = fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(times), result
 
 
-def solved_workspace(probe: NitrProbe, root: Path, paths: Paths) -> tuple[Path, str]:
-    workspace, sha = create_workspace(root / "workspace", probe)
-    agent = ReferenceAgent(probe, "intended")
-    for step in range(1, probe.steps + 1):
-        sandbox = open_sandbox(SandboxConfig(), workspace.path, EnvironmentSpec(), paths)
-        agent.run(StepContext(probe.probe_id, step, probe.steps, probe.task_text(step), sandbox))
-        sha = workspace.commit(step, f"step {step}")
-    return workspace.path, sha
-
-
-def clean(tree: Path) -> None:
-    """Untimed: what a fresh tree looks like (no build output, no bytecode from the last run)."""
-    shutil.rmtree(tree / "build", ignore_errors=True)
-    (tree / "build").mkdir()
-    for cache in list(tree.rglob("__pycache__")):
-        shutil.rmtree(cache, ignore_errors=True)
-
-
-def direct(probe: NitrProbe, tree: Path, python: str) -> None:
-    for module in probe.pipeline.modules:
-        if module.command:
-            argv = [python if part == "python" else part for part in module.argv()]
-            subprocess.run(argv, cwd=tree, capture_output=True, check=False)
-
-
-def evoci_grading(probe: NitrProbe, workspace: Path, sha: str, root: Path, paths: Paths) -> None:
-    tree = build_grading_tree(root, probe, workspace, sha)
-    sandbox = open_sandbox(SandboxConfig(), tree, EnvironmentSpec(), paths)
-    try:
-        grade = evaluate(probe.pipeline, sandbox, tree, ceiling_s=600)
-    finally:
-        sandbox.cleanup()
-        shutil.rmtree(tree, ignore_errors=True)
-    assert grade.status == "ok" and all(o == "passed" for o in grade.outcomes.values()), grade.summary()
+def touch(case: Path) -> None:
+    """New code to grade, as an agent's would be: the official build recompiles the case (its project stays configured)."""
+    for path in case.rglob("*"):
+        if path.is_file():
+            path.touch()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("checkout", type=Path)
+    parser.add_argument("--select", action="append", help="KEY=VALUE, as for `evoci run` (default: id=001,008,026,030)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--python", default="python3")
     args = parser.parse_args(argv)
-    has_cpp = bool(shutil.which("cmake") and shutil.which("g++") and Path("/usr/include/gtest/gtest.h").is_file())
-    worst = 0.0
+    select = _selection(args.select or ["id=001,008,026,030"])
+    probes = load_suite(args.checkout.absolute(), select).probes
+    totals: dict[str, list[float]] = {"cpp": [0.0, 0.0], "python": [0.0, 0.0]}
     with tempfile.TemporaryDirectory(prefix="nitr-bench-") as tmp:
-        paths = Paths(home=Path(tmp) / "home")
-        python = str(open_sandbox(SandboxConfig(), Path(tmp), EnvironmentSpec(), paths).environment.bin_dir / "python")
-        print(f"{'probe':32} {'direct s':>9} {'evoci s':>9} {'ratio':>6}")
-        for probe in load_suite(PROBES).probes:
-            if probe.language == "cpp" and not has_cpp:
-                print(f"{probe.probe_id:32} skipped: needs cmake, g++ and GoogleTest")
+        copy = official_copy(args.checkout.absolute(), Path(tmp) / "official")
+        print(f"{'case':48} {'preflight s':>11} {'official s':>10} {'evoci s':>8} {'ratio':>6}  verdicts")
+        for probe in probes:
+            work = Path(tmp) / "evoci" / probe.probe_id
+            t0 = time.perf_counter()
+            failed = run_preflight(probe, work)
+            if failed:
+                print(f"{probe.probe_id:48} preflight failed: {failed.splitlines()[0]}")
                 continue
-            root = Path(tmp) / probe.probe_id
-            workspace, sha = solved_workspace(probe, root, paths)
-            ready = build_grading_tree(root / "ready", probe, workspace, sha)
-            base = median_time(lambda: direct(probe, ready, python), args.repeats, setup=lambda: clean(ready))
-            ours = median_time(lambda: evoci_grading(probe, workspace, sha, root / "graded", paths), args.repeats)
-            worst = max(worst, ours / base)
-            print(f"{probe.probe_id:32} {base:9.3f} {ours:9.3f} {ours / base:6.2f}")
-    print(f"worst ratio {worst:.2f} (goal ≤ {GOAL:g})")
+            once = time.perf_counter() - t0
+            theirs, official = timed(lambda: run_official(copy, probe.probe_id, copy / "cases" / probe.probe_id,
+                                                          args.python, 1800), args.repeats,
+                                     setup=lambda: touch(copy / "cases" / probe.probe_id))
+            ours, verdicts = timed(lambda: run_evoci(probe, work, None, 1800), args.repeats)
+            same = "same" if official.modules == verdicts.modules else "DIFFER"
+            totals[probe.language][0] += theirs
+            totals[probe.language][1] += ours
+            print(f"{probe.probe_id:48} {once:11.1f} {theirs:10.2f} {ours:8.2f} {ours / theirs:6.2f}  {same}")
+    worst = 0.0
+    for language, (theirs, ours) in totals.items():
+        if theirs:
+            worst = max(worst, ours / theirs)
+            print(f"{language}: evoci {ours:.2f} s ÷ official {theirs:.2f} s = {ours / theirs:.2f} (goal ≤ {GOAL:g})")
     return 0 if worst <= GOAL else 1
 
 

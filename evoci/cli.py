@@ -408,6 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evoci.cli_curate import register as register_curate
 
     register_curate(sub)
+    from evoci.nitr.cli import register as register_nitr
+
+    register_nitr(sub)
     return parser
 
 

@@ -22,13 +22,14 @@ from evoci.errors import InfrastructureError, InputError
 from evoci.flows.benchmark import each_in_subflows
 from evoci.nitr.evaluator import NitrGrade
 from evoci.nitr.loader import NitrProbe
+from evoci.nitr.preflight import NitrEnvironmentError
 from evoci.nitr.report import publish_nitr_run
 from evoci.nitr.recorder import ProbeRecorder
 from evoci.nitr.suites import run_dataset_name, selected_suite
 from evoci.runtime import RunContext
 from evoci.store import lease, reading
 from evoci.tasks.identity import ended, record_run
-from evoci.tasks.nitr import nitr_grade_task, nitr_prepare_task, nitr_step_task
+from evoci.tasks.nitr import nitr_grade_task, nitr_preflight_task, nitr_prepare_task, nitr_step_task
 
 
 class ProbeSummary(BaseModel):
@@ -36,7 +37,7 @@ class ProbeSummary(BaseModel):
 
     run_id: str
     probe_id: str
-    status: str  # done | input_error | infra_error
+    status: str  # done | input_error | infra_error | environment_error
     category: str | None = None
     reason: str | None = None
 
@@ -45,7 +46,7 @@ def _nodes(run: RunContext) -> dict:
     storage = run.paths.results
     storage.mkdir(parents=True, exist_ok=True)
     options = dict(result_storage=storage, retries=run.config.node_retries, retry_delay_seconds=run.config.retry_delays_s)
-    return {"prepare": nitr_prepare_task.with_options(**options), "step": nitr_step_task.with_options(**options),
+    return {"preflight": nitr_preflight_task.with_options(**options), "prepare": nitr_prepare_task.with_options(**options), "step": nitr_step_task.with_options(**options),
             "grade": nitr_grade_task.with_options(**options)}
 
 
@@ -66,6 +67,7 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
         record_run(run)  # started by the suite's flow, the run is claimed already (with its probe count)
         recorder.start()
         try:
+            nodes["preflight"](probe, run)  # a sandbox that cannot build the probe is the harness's fault
             for attempt in range(run.config.attempts):
                 prepared = nodes["prepare"](probe, run, attempt)
                 sha, steps = prepared.start_sha, []
@@ -83,6 +85,10 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
             recorder.failure("input", exc, node="step")
             recorder.status("input_error", str(exc))
             return ProbeSummary(run_id=run.run_id, probe_id=probe.probe_id, status="input_error", reason=str(exc))
+        except NitrEnvironmentError as exc:
+            recorder.failure("environment", exc, node="preflight")
+            recorder.status("environment_error", str(exc))
+            raise
         except InfrastructureError as exc:
             recorder.failure("infrastructure", exc)
             recorder.status("infra_error", str(exc))

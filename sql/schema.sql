@@ -174,7 +174,7 @@ create table if not exists failures (
     task_id      varchar not null,     -- '' for failures not tied to one task
     iteration    integer not null,     -- -1 when not tied to an iteration
     node         varchar not null,     -- 'dataset' | 'prepare' | 'architect' | 'programmer' | 'test' | ...
-    kind         varchar not null,     -- 'infrastructure' | 'input' | 'invalid'
+    kind         varchar not null,     -- 'infrastructure' | 'environment' | 'input' | 'invalid'
     error_type   varchar not null,     -- exception class name
     message      varchar not null,
     occurred_at  timestamp not null,

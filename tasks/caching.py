@@ -106,6 +106,12 @@ def nitr_prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     return _key("nitr-prepare", run.run_id, probe.probe_id, probe.content_hash, args["attempt"], identity)
 
 
+def nitr_preflight_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Invalidated by a different run, probe content or sandbox config; a failed preflight is never cached."""
+    run, probe = args["run"], args["probe"]
+    return _key("nitr-preflight", run.run_id, probe.probe_id, probe.content_hash, run.config.sandbox.model_dump_json())
+
+
 def nitr_step_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     """Invalidated by a different run, probe content, workspace, attempt, step, input commit or agent config."""
     run, prepared = args["run"], args["prepared"]

@@ -23,11 +23,12 @@ from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.logs import run_logger
 from evoci.nitr.agents import StepContext, clear_harness_dir, make_step_agent
 from evoci.nitr.evaluator import NitrGrade, evaluate
+from evoci.nitr import preflight
 from evoci.nitr.loader import NitrProbe
 from evoci.nitr.trees import build_grading_tree, create_workspace
 from evoci.runtime import RunContext, inject_fault
 from evoci.sandbox import open_sandbox
-from evoci.tasks.caching import nitr_grade_key, nitr_prepare_key, nitr_step_key
+from evoci.tasks.caching import nitr_grade_key, nitr_preflight_key, nitr_prepare_key, nitr_step_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace
 
@@ -65,9 +66,30 @@ def sandbox_config(run: RunContext, probe: NitrProbe) -> SandboxConfig:
     return config.model_copy(update={"options": {**config.options, "base_image": CPP_IMAGE}})
 
 
-def grading_root(run: RunContext, probe_id: str, attempt: int, step: int) -> Path:
-    """Outside the probe's run folder: nothing next to a workspace ever holds an evaluator."""
-    return run.paths.home / "grading" / run.run_id / probe_id / f"attempt-{attempt}-step-{step}"
+def grading_root(run: RunContext, probe_id: str) -> Path:
+    """Outside the probe's run folder: nothing next to a workspace ever holds an evaluator.
+
+    One fixed folder per probe and run (its attempts and steps are graded one after another):
+    the build template CMake made there stays valid (see ``evoci.nitr.preflight``).
+    """
+    return run.paths.home / "grading" / run.run_id / probe_id
+
+
+@task(name="nitr-preflight", task_run_name="preflight-{probe.probe_id}", cache_key_fn=nitr_preflight_key,
+      **NODE_OPTIONS)
+def nitr_preflight_task(probe: NitrProbe, run: RunContext) -> bool:
+    """Prove the sandbox can configure and test the probe (pristine starter code) before any agent is graded."""
+    folder = grading_root(run, probe.probe_id)
+    root = preflight.pristine_tree(probe, folder / "tree", folder / "starter")
+    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths)
+    try:
+        preflight.check(probe, sandbox, root)
+        preflight.keep_template(probe, sandbox, root, folder / "build-template")
+    finally:
+        sandbox.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(folder / "starter", ignore_errors=True)
+    return True
 
 
 @task(name="nitr-prepare", task_run_name="prepare-{probe.probe_id}-attempt-{attempt}", cache_key_fn=nitr_prepare_key,
@@ -123,8 +145,8 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
     """Run the probe's evaluator on commit ``sha`` in a fresh grading tree; keep the module results."""
     inject_fault(run.home, "nitr-grade", step)
     probe = prepared.probe
-    root = build_grading_tree(grading_root(run, probe.probe_id, prepared.attempt, step), probe,
-                              Path(prepared.workspace), sha)
+    root = build_grading_tree(grading_root(run, probe.probe_id) / "tree", probe, Path(prepared.workspace), sha)
+    preflight.use_template(grading_root(run, probe.probe_id) / "build-template", root, probe)
     sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths)
     try:
         grade = evaluate(probe.grading_pipeline(), sandbox, root, ceiling_s=run.config.test_timeout_s,

@@ -3,40 +3,41 @@
 The grading tree (``grading_tree.build_grading_tree``) holds a copy of the agent's code,
 the pristine starter code and the evaluator; the agent's workspace is never graded in
 place. Command modules (build, unit_test, customized_check) run through the Sandbox
-interface with the tree's root as working folder; file modules read the tree's copy.
+interface, in their ``cwd`` under the tree's root; file modules read the tree's copy.
 
-Outcome rules:
-- a ``build`` module that fails or times out ends grading: status ``build_error`` (E);
-- ``unit_test`` passes when its command exits 0 within its timeout;
-- ``customized_check`` passes by its JSON (``{"passed": …, "findings": […]}``, the C++
-  convention) when its output ends with one, else by exit code 0 and no ``FAIL:`` line
-  (the Python convention); a crash is the agent's outcome (the check failed);
+Outcome rules, the public evaluator's (every module runs, in order, whatever failed before):
+- a module whose command exits non-zero (or times out) fails;
+- a ``build`` module first configures the CMake project when the pipeline names a
+  ``build_dir`` and nothing configured it yet; a failed build makes the probe ``build_error``
+  (E), and its functional and structural results are kept in ``modules`` only;
+- a ``unit_test`` also fails when it reports fewer tests than expected (``min_expected_tests``,
+  1 for ``ctest``): "No tests were found!!!" or "Total Tests: N";
+- ``customized_check`` passes by exit code 0 (its printed findings are kept);
 - file modules pass when they have no finding.
-A broken evaluator install (a file the pipeline names is missing, a program that cannot
-start) raises ``NitrEvaluatorError``, an infrastructure error: it is retried, never scored.
+Infrastructure is what the harness proves, never what the tested code prints: a broken
+evaluator install (a file the pipeline names is missing; a program that exits 126/127 and a
+harness-run lookup confirms the sandbox does not have it) raises ``NitrEvaluatorError``,
+retried and never scored. Everything else is the agent's outcome.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
 from evoci.errors import InfrastructureError
-from evoci.nitr.file_checks import CHECKS
-from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline
+from evoci.nitr.file_checks import CHECKS, run_check
+from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline, Places
 from evoci.sandbox.base import ExecResult, Sandbox
 
 TAIL = 3000  # characters of a command's output kept per module
-_NOT_STARTED = (126, 127)  # shells' "cannot execute" / "not found": the evaluator's tools are missing
-# Output that means the harness never set the probe's build up, whatever the agent wrote:
-# scoring it would turn evoci's fault into an F or an E.
-_NOT_SET_UP = {
-    "could not load cache": "its build folder was never configured (no CMakeCache.txt)",
-    "No tests were found": "ctest found no test to run (the tests were never registered)",
-}
+_NOT_STARTED = (126, 127)  # shells' "cannot execute" / "not found"
+_NO_TESTS = "No tests were found!!!"
+_TOTAL = re.compile(r"Total Tests:\s*(\d+)")
 
 
 class NitrEvaluatorError(InfrastructureError):
@@ -70,49 +71,70 @@ class NitrGrade(BaseModel):
         return f"{passed} of {len(self.outcomes)} checks passed"
 
 
-def _check_verdict(result: ExecResult) -> tuple[bool, list[str]]:
-    """A customized check's verdict: its trailing JSON object if it printed one, else PASS/FAIL lines."""
-    out = result.stdout.strip()
+def _printed_findings(out: str) -> list[str]:
+    """A check's own findings, for the record: its trailing JSON's, else its FAIL lines."""
+    out = out.strip()
     start = out.rfind("\n{") + 1 if not out.startswith("{") else 0
     try:
         data = json.loads(out[start:]) if out.endswith("}") else None
     except json.JSONDecodeError:
         data = None
-    if isinstance(data, dict) and isinstance(data.get("passed"), bool):
-        findings = [str(f) if not isinstance(f, dict) else json.dumps(f, sort_keys=True) for f in data.get("findings", [])]
-        return data["passed"] and result.ok, findings
-    failed = [line.strip() for line in out.splitlines() if line.strip().startswith("FAIL")]
-    if not result.ok and not failed:
-        failed = [f"the check exited with code {result.exit_code}" if not result.timed_out else "the check timed out"]
-    return result.ok and not failed, failed
+    if isinstance(data, dict) and isinstance(data.get("findings"), list):
+        return [f if isinstance(f, str) else json.dumps(f, sort_keys=True) for f in data["findings"]]
+    return [line.strip() for line in out.splitlines() if line.strip().startswith("FAIL")]
 
 
-def _run(sandbox: Sandbox, module: Module, places: dict[str, str], ceiling: float, output_limit: int) -> ModuleResult:
-    result = sandbox.exec(module.argv(places), env={k: module.expand(v, places) for k, v in module.env.items()},
-                          timeout=module.timeout(ceiling), output_limit=output_limit)
-    if result.exit_code in _NOT_STARTED and not result.stdout.strip():
-        raise NitrEvaluatorError(
-            f"module {module.name!r} could not start {module.command[0]!r} (exit {result.exit_code}: "
-            f"{result.stderr.strip()[-300:]}) — install the tool in the sandbox's environment or image")
+def _too_few_tests(module: Module, argv: list[str], result: ExecResult) -> str | None:
+    expected = module.settings.get("min_expected_tests")
+    if expected is None:
+        expected = 1 if argv and PurePosixPath(argv[0]).name == "ctest" else 0
+    text = f"{result.stdout}\n{result.stderr}"
+    if expected > 0 and _NO_TESTS in text:
+        return f"no tests were found; expected at least {expected}"
+    found = _TOTAL.search(text)
+    if expected > 0 and found and int(found.group(1)) < expected:
+        return f"only {found.group(1)} tests ran; expected at least {expected}"
+    return None
+
+
+def _exec(sandbox: Sandbox, module: Module, argv: list[str], env: dict[str, str], places: Places, ceiling: float,
+          output_limit: int) -> ExecResult:
+    result = sandbox.exec(argv, env=env, cwd=module.cwd(places), timeout=module.timeout(ceiling),
+                          output_limit=output_limit)
+    if result.exit_code in _NOT_STARTED and argv:
+        # The tested code can exit 127 too: only a lookup the harness runs says the tool is missing.
+        found = sandbox.exec(["sh", "-c", 'command -v "$0"', argv[0]], cwd=module.cwd(places), timeout=30)
+        if not found.ok:
+            raise NitrEvaluatorError(f"module {module.name!r}: the sandbox has no {argv[0]!r} (exit {result.exit_code}) "
+                                     "— install the tool in the sandbox's environment or image")
+    return result
+
+
+def _run(sandbox: Sandbox, pipeline: Pipeline, module: Module, root: Path, places: Places, ceiling: float,
+         output_limit: int) -> ModuleResult:
+    env = {**pipeline.env, **{k: module.expand(v, places) for k, v in module.env.items()}}
+    argv = module.argv(places)
+    runs = []
+    if module.module_name == "build" and pipeline.configures_build \
+            and not (root / places["build_dir"] / "CMakeCache.txt").is_file():
+        configure = ["cmake", "-S", places["repo_root"], "-B", places["build_dir"], *module.configure_args(places)]
+        runs.append(_exec(sandbox, module, configure, env, places, ceiling, output_limit))
+    if not runs or runs[0].ok:
+        runs.append(_exec(sandbox, module, argv, env, places, ceiling, output_limit))
+    result = runs[-1]
     tail = (result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr)[-TAIL:]
-    for marker, meaning in _NOT_SET_UP.items():
-        if module.module_name in ("build", "unit_test") and marker in tail:
-            raise NitrEvaluatorError(
-                f"module {module.name!r}: {meaning} — the pipeline expects a build this evaluator does not "
-                "provide (e.g. the public suite's top-level CMake project); give the module commands that "
-                "configure and build it (see the built-in C++ probe)")
-    if module.module_name == "customized_check":
-        passed, findings = _check_verdict(result)
-    else:
-        passed = result.ok
-        findings = [] if passed else ["timed out" if result.timed_out else f"exited with code {result.exit_code}"]
-    return ModuleResult(name=module.name, module_name=module.module_name, role=module.role, passed=passed,
+    findings = [] if result.ok else ["timed out" if result.timed_out else f"exited with code {result.exit_code}"]
+    if module.module_name == "unit_test" and (short := _too_few_tests(module, argv, result)):
+        findings.append(short)
+    if module.module_name == "customized_check" and not result.ok:
+        findings += _printed_findings(result.stdout)
+    return ModuleResult(name=module.name, module_name=module.module_name, role=module.role, passed=not findings,
                         findings=findings, exit_code=result.exit_code, timed_out=result.timed_out,
-                        duration_s=result.duration_s, output_tail=tail)
+                        duration_s=sum(r.duration_s for r in runs), output_tail=tail)
 
 
 def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: float, output_limit: int = 200_000,
-             places: dict[str, str] = PLACEHOLDERS) -> NitrGrade:
+             places: Places = PLACEHOLDERS) -> NitrGrade:
     """Run every module of ``pipeline`` on the grading tree at ``root`` (the sandbox's root)."""
     started = time.monotonic()
     missing = [p for p in pipeline.evaluator_files(places) if not (root / p).exists()]
@@ -123,12 +145,12 @@ def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: flo
     for module in pipeline.modules:
         if module.module_name in CHECKS:
             t0 = time.monotonic()
-            findings = CHECKS[module.module_name](module, root / places["case_root"], root / places["baseline_case_root"])
+            findings = run_check(module, root, places)
             results.append(ModuleResult(name=module.name, module_name=module.module_name, role=module.role,
                                         passed=not findings, findings=findings, duration_s=time.monotonic() - t0))
         else:
-            results.append(_run(sandbox, module, places, ceiling_s, output_limit))
-        if module.module_name == "build" and not results[-1].passed:
-            return NitrGrade(status="build_error", modules=results, duration_s=time.monotonic() - started)
+            results.append(_run(sandbox, pipeline, module, root, places, ceiling_s, output_limit))
+    if any(r.module_name == "build" and not r.passed for r in results):
+        return NitrGrade(status="build_error", modules=results, duration_s=time.monotonic() - started)
     outcomes = {f"{r.module_name}:{r.name}": "passed" if r.passed else "failed" for r in results if r.role}
     return NitrGrade(status="ok", outcomes=outcomes, modules=results, duration_s=time.monotonic() - started)

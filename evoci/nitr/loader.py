@@ -36,6 +36,7 @@ CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".h", ".hpp")
 CHECKOUT_SHARED = ("CMakeLists.txt", "cases/CMakeLists.txt", "evaluator/CMakeLists.txt", "evaluator/cmake",
                    "evaluator/shared", "third_party")
 CHECKOUT_MARKERS = ("cases/CMakeLists.txt", "evaluator/CMakeLists.txt")
+CONFIGURE = "evoci_configure_checkout"  # the harness's own module: configures the project for one case
 _ROW = re.compile(r"^\|\s*(\d{3})\s+([^|]+?)\s*\|\s*(D[1-9])\b[^|]*\|\s*(micro|multi-step)\s*\|", re.M)
 _TASK = re.compile(r"^TASK(\d*)\.md$")
 
@@ -70,10 +71,11 @@ class NitrProbe(BaseModel):
         """The pipeline, preceded (one CMake project) by configuring the project for this case alone."""
         if not self.one_project:
             return self.pipeline
-        configure = Module(module_name="build", name="evoci_configure_checkout", command=(
-            "cmake", "-S", ".", "-B", "{build_dir}", "-DNITR_BUILD_ALL_CASES=OFF", f"-DNITR_CASE={self.probe_id}",
-            "-DNITR_BUILD_EVALUATOR=ON"))
-        return Pipeline(modules=(configure, *self.pipeline.modules))
+        builds = [m for m in self.pipeline.modules if m.module_name == "build"]
+        args = builds[0].configure_args(self.places()) if builds else ["-DNITR_BUILD_EVALUATOR=ON"]
+        configure = Module(module_name="build", name=CONFIGURE, command=(
+            "cmake", "-S", ".", "-B", "{build_dir}", "-DNITR_BUILD_ALL_CASES=OFF", f"-DNITR_CASE={self.probe_id}", *args))
+        return self.pipeline.model_copy(update={"modules": (configure, *self.pipeline.modules)})
 
     def task_file(self, step: int) -> Path:
         """TASK.md for a micro probe, TASK<step>.md for a multi-step one."""
@@ -138,6 +140,17 @@ def _content_hash(*roots: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def runs_ctest(pipeline: Pipeline) -> bool:
+    return any(m.module_name == "unit_test" and m.command and Path(m.argv()[0]).name == "ctest" for m in pipeline.modules)
+
+
+def configures(pipeline: Pipeline) -> bool:
+    """Whether a build module configures CMake (itself, or by the pipeline's top-level build_dir)."""
+    builds = [m.argv() for m in pipeline.modules if m.module_name == "build"]
+    return bool(builds) and (pipeline.configures_build or any(
+        Path(argv[0]).name == "cmake" and ("-S" in argv or "-B" in argv) for argv in builds))
+
+
 def is_one_project(suite: Path) -> bool:
     return all((suite / marker).is_file() for marker in CHECKOUT_MARKERS)
 
@@ -159,6 +172,10 @@ def load_probe(suite: Path, case_dir: Path, matrix: dict[str, tuple[str, str]], 
     if evaluator is None:
         raise InputError(f"case {case}: no evaluator/{case}/ folder — the probe cannot be graded")
     pipeline: Pipeline = load_pipeline(evaluator / "pipeline.json")
+    if not shared and runs_ctest(pipeline) and not configures(pipeline):
+        raise InputError(f"case {case}: evaluator/{evaluator.name}/pipeline.json runs ctest, but no module configures "
+                         "the build folder — add a build module running `cmake -S … -B {build_dir}`, or a "
+                         "top-level build_dir with a build module")
     docs = _named(suite / "docs", case)
     spec = docs / "SPEC.md" if docs and (docs / "SPEC.md").is_file() else None
     language = "cpp" if any(p.suffix in CPP_SUFFIXES for p in starter_files(case_dir)) else "python"

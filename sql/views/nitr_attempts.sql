@@ -21,12 +21,12 @@
 -- Edge cases: category NULL (evaluated = false, left out of every rate's denominator and
 --   counted as unevaluated) when the probe has no iterations row (never ran, or every step
 --   was lost to infrastructure), when tasks.status is 'infra_error' (schema: score NULL in
---   every view), 'invalid' or 'input_error', or when it has no functional or no structural
+--   every view) or 'environment_error' (the preflight found the sandbox cannot build the probe), 'invalid' or 'input_error', or when it has no functional or no structural
 --   target (the outcome cannot be decided). For 'E', functional_pass and structural_pass are
 --   NULL. The step count of a multi-step probe is not in the schema, so an attempt that stopped
 --   before its last TASK is judged at the last step it reached (column `steps` shows how many).
 -- flags: any of 'empty_functional', 'empty_structural', 'task_invalid', 'task_input_error',
---   'infra_error', 'not_evaluated', 'outcomes_missing', 'unfinished' (tasks.status 'running').
+--   'infra_error', 'environment_error', 'not_evaluated', 'outcomes_missing', 'unfinished' (tasks.status 'running').
 create or replace view nitr_attempts as
 
 with
@@ -126,7 +126,7 @@ judged as (
         final_status is not null
             and n_functional > 0
             and n_structural > 0
-            and task_status not in ('invalid', 'input_error', 'infra_error') as evaluated
+            and task_status not in ('invalid', 'input_error', 'infra_error', 'environment_error') as evaluated
     from joined
 ),
 
@@ -173,7 +173,7 @@ final as (
                 case when n_functional = 0 then 'empty_functional' end,
                 case when n_structural = 0 then 'empty_structural' end,
                 case when task_status in ('invalid', 'input_error') then 'task_' || task_status end,
-                case when task_status = 'infra_error' then 'infra_error' end,
+                case when task_status in ('infra_error', 'environment_error') then task_status end,
                 case when final_status is null then 'not_evaluated' end,
                 case when final_status <> 'build_error' and outcomes_missing > 0 then 'outcomes_missing' end,
                 case when task_status = 'running' then 'unfinished' end

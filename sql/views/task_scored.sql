@@ -9,7 +9,8 @@
 --                 or 'incomplete' (tasks.status still 'running', or 'interrupted' by a signal: resumable).
 --                 A missing prediction is the
 --                 agent's 0, so it is scored.
---   nitr          nitr_probes: tasks.status 'infra_error' / 'input_error' / 'invalid',
+--   nitr          nitr_probes: tasks.status 'infra_error' / 'environment_error' (the preflight
+--                 found the sandbox cannot build the probe) / 'input_error' / 'invalid',
 --                 'incomplete' (still 'running'), else 'not_evaluated' when the probe has no
 --                 category (no step recorded, or no functional / structural target).
 --   swe-bench-cl  tasks.status 'infra_error' / 'input_error' / 'invalid', 'incomplete' (still
@@ -45,7 +46,7 @@ nitr as (
         task_id,
         'nitr' as protocol,
         case
-            when task_status in ('infra_error', 'input_error', 'invalid') then task_status
+            when task_status in ('infra_error', 'environment_error', 'input_error', 'invalid') then task_status
             when task_status in ('running', 'interrupted') then 'incomplete'
             when not evaluated then 'not_evaluated'
         end as reason

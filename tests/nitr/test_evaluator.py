@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evoci.nitr.agents import parse_files_answer
-from evoci.nitr.evaluator import NitrEvaluatorError, _check_verdict, evaluate
-from evoci.nitr.file_checks import baseline_diff, frozen_paths, required_paths, source_analysis
+from evoci.nitr.evaluator import NitrEvaluatorError, evaluate
+from evoci.nitr.file_checks import baseline_diff, frozen_paths, required_paths, run_check, source_analysis
 from evoci.nitr.pipeline import Module, parse_pipeline
 from evoci.sandbox.base import ExecResult
 
@@ -20,69 +20,115 @@ def tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+PLACES = {"case_root": "case", "baseline_case_root": "baseline", "evaluator_root": "evaluator", "build_dir": "build",
+          "repo_root": ".", "data_dir": "evaluator/data"}
+
+
 @pytest.fixture
-def trees(tmp_path):
-    base = tree(tmp_path / "baseline", {"app/main.py": "main\n", "src/core.py": "x = 1\n", "src/old.py": "old\n"})
-    case = tree(tmp_path / "case", {"app/main.py": "main changed\n", "src/core.py": "x = 1\n", "src/new.py": "new\n"})
-    return case, base
+def root(tmp_path):
+    tree(tmp_path / "baseline", {"app/main.py": "main\n", "src/core.py": "x = 1\n", "src/old.py": "old\n",
+                                 "src/crlf.py": "a\nb\n", "CMakeLists.txt": "c\n"})
+    tree(tmp_path / "case", {"app/main.py": "main changed\n", "src/core.py": "x = 1\n", "src/new.py": "new\n",
+                             "src/deep/n.py": "n\n", "CMakeLists.txt": "c2\n"})
+    (tmp_path / "case" / "src" / "crlf.py").write_bytes(b"a\r\nb\r\n")  # universal newlines: unchanged
+    return tmp_path
 
 
 def module(kind: str, **settings) -> Module:
     return Module(module_name=kind, name=kind, settings=settings)
 
 
-def test_path_modules(trees):
-    case, base = trees
-    assert required_paths(module("required_paths", paths=["src/core.py", "src/old.py"]), case, base) == [
+def test_path_modules_follow_the_public_evaluator(root):
+    assert required_paths(module("required_paths", paths=["src/core.py", "src/old.py"]), root, PLACES) == [
         "missing required path: src/old.py"]
-    assert frozen_paths(module("frozen_paths", paths=["app/main.py", "src/core.py", "src/old.py"]), case, base) == [
-        "frozen path modified: app/main.py", "frozen path deleted: src/old.py"]
-    assert baseline_diff(module("baseline_diff"), case, base) == [
-        "modified: app/main.py", "created: src/new.py", "deleted: src/old.py"]
+    assert required_paths(module("required_paths", root="baseline_case_root", paths=["src/old.py"]), root, PLACES) == []
+    assert frozen_paths(module("frozen_paths", paths=["app/main.py", "src/core.py", "src/old.py", "src/crlf.py",
+                                                     "nowhere.py"]), root, PLACES) == [
+        "frozen path missing from the agent's code: src/old.py", "frozen path missing from the agent's code: nowhere.py",
+        "frozen path missing from the starter code: nowhere.py", "frozen path deleted: src/old.py",
+        "frozen path modified: app/main.py"]
+    # default globs src/**/* and app/**/*: files directly under src/ count, the top-level CMakeLists.txt does not
+    assert baseline_diff(module("baseline_diff"), root, PLACES) == [
+        "created: src/deep/n.py", "created: src/new.py", "deleted: src/old.py", "modified: app/main.py"]
     assert baseline_diff(module("baseline_diff", allow_modified=["app/main.py"], allowed_created_top_levels=["src"],
-                                allow_deleted=["src/old.py"]), case, base) == []
+                                allow_deleted=["src/old.py"]), root, PLACES) == []
+    assert baseline_diff(module("baseline_diff", include_globs=["*"], exclude_globs=["**/CMakeLists.txt"]),
+                         root, PLACES) == []  # matched on the absolute path too, as the public evaluator does
+    assert baseline_diff(module("baseline_diff", paths=["ghost.py"]), root, PLACES) == [
+        "missing from the agent's code and the starter code: ghost.py",
+        "missing from the starter code and the agent's code: ghost.py"]
+    (root / "case" / "src" / "core.py").write_bytes(b"\xff\xfe")  # not UTF-8 text: the module fails
+    assert run_check(module("frozen_paths", paths=["src/core.py"]), root, PLACES) == [
+        "frozen_paths could not run: cannot read core.py as UTF-8 text (UnicodeDecodeError)"]
 
 
-def test_source_analysis_rules_and_global_rules(tmp_path):
-    case = tree(tmp_path, {"src/a.py": "import stats  # fine?\nvalue = 2\n", "src/b.py": "# import stats\n"})
-    rules = [{"id": "no_stats", "message": "stats at {location}", "any_patterns": [r"^\s*import stats"]}]
-    assert source_analysis(module("source_analysis", rules=rules), case, case) == ["stats at src/a.py:1"]
-    stripped = module("source_analysis", rules=rules, normalize="strip_comments", scan_roots=["src/b.py"])
-    assert source_analysis(stripped, case, case) == []
-    at_most_one = [{"id": "v", "message": "too many", "max_matching_files": 0, "any_substrings": ["value"]}]
-    assert source_analysis(module("source_analysis", global_rules=at_most_one), case, case) == [
-        "too many (1 matching file(s))"]
+def test_source_analysis_scans_cpp_sources_by_default_and_applies_rules(tmp_path):
+    tree(tmp_path / "case", {"src/a.cc": "int add(int a, int b) { return a + b; }  // add\n", "src/b.h": "/* add */\n",
+                             "src/c.py": "add = 1\n", "src/d.cxx": "add\n", "app/m.cc": "add\n"})
+    rule = [{"id": "add", "message": "{filename}:{line_no}", "any_patterns": [r"\badd\b"]}]
+    assert source_analysis(module("source_analysis", rules=rule), tmp_path, PLACES) == ["a.cc:1", "b.h:1"]
+    stripped = module("source_analysis", rules=rule, normalize="strip_comments", suffixes=[".h", ".py"])
+    assert source_analysis(stripped, tmp_path, PLACES) == ["c.py:1"]
+    assert source_analysis(module("source_analysis", rules=rule, scan_roots=["src", "app/m.cc"], stop_on_first_match=True),
+                           tmp_path, PLACES) == ["m.cc:1"]  # files sorted by path; the first finding ends the module
+    counted = [{"id": "g", "message": "{matching_file_count}", "min_matching_files": 3, "any_substrings": ["add"]},
+               {"id": "h", "message": "{matching_files}", "max_matching_files": 1, "any_substrings": ["add"]}]
+    assert source_analysis(module("source_analysis", global_rules=counted), tmp_path, PLACES) == ["2", "src/a.cc, src/b.h"]
+    strings = [{"id": "s", "message": "{location}", "any_substrings": ["return"]}]
+    tree(tmp_path / "case", {"src/e.cc": 'const char* s = "return";\nint f() { return 1; }\n'})
+    assert source_analysis(module("source_analysis", rules=strings, normalize="strip_comments_and_strings",
+                                  scan_roots=["src/e.cc"]), tmp_path, PLACES) == ["src/e.cc:2"]
 
 
-@pytest.mark.parametrize("stdout, exit_code, verdict", [
-    ("PASS: fine\n", 0, (True, [])),
-    ("PASS: a\nFAIL: b\n", 0, (False, ["FAIL: b"])),
-    ("", 1, (False, ["the check exited with code 1"])),  # a crash is the agent's outcome
-    ('checking\n{"passed": false, "findings": ["x"]}\n', 1, (False, ["x"])),
-    ('{"passed": true, "findings": []}', 0, (True, [])),
-])
-def test_check_verdicts(stdout, exit_code, verdict):
-    assert _check_verdict(ExecResult(exit_code=exit_code, stdout=stdout, stderr="", duration_s=0.1)) == verdict
-
-
-class Missing:
-    """A sandbox whose tools are not installed (exit 127, as a shell reports it)."""
+class Scripted:
+    """A sandbox whose commands end as given: the tested code's exit code, then the harness's own lookup."""
 
     workspace = Path(".")
 
+    def __init__(self, exit_code: int, stdout: str = "", tool_exists: bool = True):
+        self.exit_code, self.stdout, self.tool_exists = exit_code, stdout, tool_exists
+
     def exec(self, cmd, **kwargs):
-        return ExecResult(exit_code=127, stdout="", stderr=f"{cmd[0]}: not found", duration_s=0.0)
+        if cmd[:2] == ["sh", "-c"]:
+            return ExecResult(exit_code=0 if self.tool_exists else 1, stdout="", stderr="", duration_s=0.0)
+        return ExecResult(exit_code=self.exit_code, stdout=self.stdout, stderr="", duration_s=0.0)
+
+
+def pipeline_of(*modules) -> object:
+    return parse_pipeline({"modules": [*modules, {"module_name": "required_paths", "name": "p", "paths": ["x"]}]},
+                          "p.json")
 
 
 def test_a_broken_evaluator_install_is_infrastructure(tmp_path):
-    pipeline = parse_pipeline({"modules": [
-        {"module_name": "unit_test", "name": "t", "command": ["python", "{evaluator_root}/tests/t.py"]},
-        {"module_name": "required_paths", "name": "p", "paths": []}]}, "p.json")
+    pipeline = pipeline_of({"module_name": "unit_test", "name": "t", "command": ["python", "{evaluator_root}/tests/t.py"]})
     with pytest.raises(NitrEvaluatorError, match="evaluator/tests/t.py missing"):
-        evaluate(pipeline, Missing(), tmp_path, ceiling_s=10)
+        evaluate(pipeline, Scripted(127, tool_exists=False), tmp_path, ceiling_s=10)
     tree(tmp_path, {"evaluator/tests/t.py": ""})
-    with pytest.raises(NitrEvaluatorError, match="could not start 'python'"):
-        evaluate(pipeline, Missing(), tmp_path, ceiling_s=10)
+    with pytest.raises(NitrEvaluatorError, match="the sandbox has no 'python'"):
+        evaluate(pipeline, Scripted(127, tool_exists=False), tmp_path, ceiling_s=10)
+
+
+@pytest.mark.parametrize("exit_code, stdout, passed", [
+    (127, "", False),  # the tested code exits 127 itself: the tool exists, so it is the agent's failure
+    (1, "Error: could not load cache\n", False),
+    (0, "*** No tests were found!!!\nTotal Tests: 0\n", False),  # ctest: at least one test expected
+    (0, "100% tests passed\nTotal Tests: 1\n", True),
+])
+def test_what_the_tested_code_prints_or_returns_is_its_outcome_never_infrastructure(tmp_path, exit_code, stdout, passed):
+    pipeline = pipeline_of({"module_name": "unit_test", "name": "t", "command": ["ctest", "--test-dir", "{build_dir}"]})
+    grade = evaluate(pipeline, Scripted(exit_code, stdout), tmp_path, ceiling_s=10)
+    assert grade.status == "ok" and grade.outcomes["unit_test:t"] == ("passed" if passed else "failed")
+
+
+def test_a_check_passes_by_exit_code_and_a_failed_build_is_e_after_every_module_ran(tmp_path):
+    pipeline = pipeline_of({"module_name": "build", "name": "b", "command": "make -C {build_dir}"},
+                           {"module_name": "customized_check", "name": "c", "command": ["python3", "c.py"]},
+                           {"module_name": "unit_test", "name": "t", "command": ["python3", "t.py"]})
+    grade = evaluate(pipeline, Scripted(1, '{"passed": false, "findings": ["x"]}'), tmp_path, ceiling_s=10)
+    assert grade.status == "build_error" and grade.outcomes == {}
+    assert [(m.name, m.passed, m.findings) for m in grade.modules] == [
+        ("b", False, ["exited with code 1"]), ("c", False, ["exited with code 1", "x"]),
+        ("t", False, ["exited with code 1"]), ("p", False, ["missing required path: x"])]
 
 
 @pytest.mark.parametrize("answer, files, problem", [
@@ -97,28 +143,3 @@ def test_a_broken_evaluator_install_is_infrastructure(tmp_path):
 def test_api_answers_are_validated(answer, files, problem):
     got, why = parse_files_answer(answer)
     assert got == files and problem in why
-
-
-class Unconfigured:
-    """A sandbox where the pipeline's build was never set up (as with the public suite's shared CMake project)."""
-
-    workspace = Path(".")
-
-    def __init__(self, stderr: str, exit_code: int):
-        self.stderr, self.exit_code = stderr, exit_code
-
-    def exec(self, cmd, **kwargs):
-        return ExecResult(exit_code=self.exit_code, stdout="", stderr=self.stderr, duration_s=0.0)
-
-
-@pytest.mark.parametrize("kind, stderr, exit_code, meaning", [
-    ("build", "Error: could not load cache", 1, "never configured"),
-    ("unit_test", "No tests were found!!!", 0, "found no test to run"),  # exit 0: would have passed
-])
-def test_a_build_the_harness_never_set_up_is_infrastructure_not_a_score(tmp_path, kind, stderr, exit_code, meaning):
-    pipeline = parse_pipeline({"modules": [
-        {"module_name": kind, "name": "m", "command": ["cmake", "--build", "{build_dir}"]},
-        {"module_name": "unit_test", "name": "t", "command": ["ctest", "--test-dir", "{build_dir}"]},
-        {"module_name": "required_paths", "name": "p", "paths": []}]}, "p.json")
-    with pytest.raises(NitrEvaluatorError, match=meaning):
-        evaluate(pipeline, Unconfigured(stderr, exit_code), tmp_path, ceiling_s=10)

@@ -65,14 +65,29 @@ def test_a_changed_probe_has_a_new_identity(public_checkout):
     assert load_suite(public_checkout, {"id": ["101"]}).probes[0].content_hash != before
 
 
+UT = {"module_name": "unit_test", "name": "t", "command": ["x"]}
+
+
 @pytest.mark.parametrize("pipeline, message", [
     ({"modules": []}, "non-empty `modules` list"),
     ({"modules": [{"module_name": "lint", "name": "x"}]}, "module_name 'lint' — choose one of: build"),
-    ({"modules": [{"module_name": "unit_test", "name": "t"}]}, "module 't' \\(unit_test\\) needs a `command`"),
+    ({"modules": [{"module_name": "unit_test", "name": "t"}]}, "module 't' \\(unit_test\\): `command` must be a non-empty"),
     ({"modules": [{"module_name": "unit_test", "name": "t", "command": ["{nope}"]}]}, "unknown placeholder 'nope'"),
-    ({"modules": [{"module_name": "unit_test", "name": "t", "command": ["x"]}]}, "at least one unit_test module and one structural"),
+    ({"modules": [{"module_name": "unit_test", "name": "t", "command": ["x"]}]}, "at least one enabled unit_test module"),
+    ({"modules": [UT, {"module_name": "source_analysis", "name": "s", "scan_root": ["src"], "rules": [{}]}]},
+     "module 's' \\(source_analysis\\): unknown key 'scan_root'"),
+    ({"modules": [UT, {"module_name": "source_analysis", "name": "s", "rules": [{"any_patterns": ["("]}]}]},
+     "module 's' \\(source_analysis\\): rules\\[0\\].any_patterns: '\\(' is not a regular expression"),
+    ({"modules": [UT, {"module_name": "source_analysis", "name": "s", "global_rules": []}]}, "needs `rules` or `global_rules`"),
+    ({"modules": [UT, {"module_name": "source_analysis", "name": "s", "rules": [{}], "normalize": "lower"}]},
+     "`normalize` is 'lower'"),
+    ({"modules": [UT, {"module_name": "required_paths", "name": "r", "root": "home", "paths": ["a"]}]}, "`root` is 'home'"),
+    ({"modules": [UT, {"module_name": "frozen_paths", "name": "f", "paths": []}]}, "`paths` must be a non-empty list"),
+    ({"modules": [UT, {"module_name": "baseline_diff", "name": "d", "include_globs": ["/src/*"]}]}, "empty or absolute glob"),
+    ({"modules": [UT, {"module_name": "baseline_diff", "name": "d"}], "timeout": 3}, "unknown top-level key 'timeout'"),
 ])
 def test_bad_pipelines_are_named(pipeline, message):
+    """Whatever evoci cannot evaluate as written is refused when the case loads, naming the module and key."""
     with pytest.raises(InputError, match=message):
         parse_pipeline(pipeline, "evaluator/x/pipeline.json")
 
@@ -113,3 +128,27 @@ def test_run_ids_derive_from_the_probes_content_and_selection(public_checkout):
     assert run_dataset_name(source, load_suite(public_checkout, {"id": ["101"]})) != name
     (public_checkout / "cases" / "101.retry-setting-python" / "TASK.md").write_text("# a changed task\n")
     assert run_dataset_name(source, load_suite(public_checkout)) != name  # never merges into old results
+
+
+def test_variables_fill_placeholders_and_decide_enabled_if():
+    pipeline = parse_pipeline({"build_dir": "../../build", "variables": {"hidden": False, "flavour": "fast"}, "modules": [
+        {"module_name": "build", "name": "b", "command": "make {flavour} -C '{build_dir}'",
+         "configure_args": ["-DHIDDEN={hidden}"], "cwd": "{case_root}"},
+        {"module_name": "unit_test", "name": "t", "command": ["x", "{flavour}"]},
+        {"module_name": "source_analysis", "name": "off", "enabled_if": "hidden", "rules": [{}]},
+        {"module_name": "source_analysis", "name": "on", "enabled_if": True, "rules": [{}]},
+        {"module_name": "required_paths", "name": "never", "enabled_if": "no", "paths": ["a"]},
+    ]}, "p.json")
+    assert [m.name for m in pipeline.modules] == ["b", "t", "on"]  # "no" is a string flag: off
+    build = pipeline.modules[0]
+    assert build.argv() == ["make", "fast", "-C", "build"] and build.cwd() == "case"
+    assert build.configure_args() == ["-DHIDDEN=False"] and pipeline.configures_build
+
+
+def test_a_pipeline_running_ctest_that_nothing_configures_is_refused_at_load(public_checkout):
+    pipeline = public_checkout / "evaluator" / "percent-clamp" / "pipeline.json"
+    data = json.loads(pipeline.read_text())
+    data["modules"] = [m for m in data["modules"] if m["name"] != "configure"]
+    pipeline.write_text(json.dumps(data))
+    errors = [str(e) for e in load_suite(public_checkout).errors]
+    assert any("102.percent-clamp" in e and "runs ctest, but no module configures the build folder" in e for e in errors)

@@ -74,3 +74,18 @@ def test_pass_at_k(runs):
     assert e == pytest.approx(1 - 3 / 6)  # 1 − C(3,2)/C(4,2)
     with pytest.raises(Exception, match="k must be at least 1"):
         runs.execute("select * from nitr_pass_at_k(k := 0)").fetchall()
+
+
+def test_a_probe_the_preflight_refused_is_unscored_with_its_reason(con):
+    """environment_error (the sandbox cannot build the probe): no category, flagged, and counted as unscored."""
+    add_run(con, "r", "nitr")
+    probe(con, "a", ["Pass"])
+    add_task(con, "r", "toolless", "nitr", dimension="D2", granularity="micro", status="environment_error")
+    add_targets(con, "r", "toolless", "functional", ["toolless::f"])
+    add_targets(con, "r", "toolless", "structural", ["toolless::s"])
+    assert con.execute("select task_id, category, evaluated from nitr_probes order by task_id").fetchall() == [
+        ("a", "Pass", True), ("toolless", None, False)]
+    assert con.execute("select scored, reason from task_scored where task_id = 'toolless'").fetchall() == [
+        (False, "environment_error")]
+    assert con.execute("select complete, unscored_reasons from run_completeness").fetchall() == [
+        (False, {"environment_error": 1})]
