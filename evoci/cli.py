@@ -194,7 +194,8 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     agent = config.programmer.kind
     console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
     try:
-        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
+        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge,
+                            environments=args.environments)
     except Exception as exc:  # already recorded; say it plainly
         console.print(f"[red]run ended with failures:[/] {exc}")
         return 1

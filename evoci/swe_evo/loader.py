@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evoci.domain import TaskSpec, stable_hash
 from evoci.errors import DatasetError
 from evoci.swebench.parsers import PARSERS
+from evoci.swebench.specs import RepoSpec, SpecBook, load_specs, version_key
 
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS")
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
@@ -85,6 +86,8 @@ class EvoInstance(BaseModel):
     pytest_plugins: tuple[str, ...] = ()
     pytest_autoload: bool = Field(False, description="Let pytest autoload every installed plugin (off by default).")
     image: str | None = Field(None, description="The record's Docker image name: recorded, never pulled.")
+    spec_key: str | None = Field(None, description="The version its environment spec is looked up by (major.minor of start_version).")
+    spec: RepoSpec | None = Field(None, description="Its environment spec (evoci.swebench.specs), if one is known.")
     answers: Answers = Field(default_factory=Answers, repr=False)
     record_hash: str = Field(description="Content hash of the whole record: a changed record is a new instance.")
 
@@ -118,20 +121,25 @@ class EvoDataset:
     content_hash: str = ""
 
 
-def load_swe_evo(source: str | Path, *, repos_dir: str | Path | None = None) -> EvoDataset:
-    """Read every record of ``source`` (file or folder); never raises for one bad record."""
+def load_swe_evo(source: str | Path, *, repos_dir: str | Path | None = None,
+                 specs: SpecBook | None = None) -> EvoDataset:
+    """Read every record of ``source`` (file or folder); never raises for one bad record.
+
+    ``specs`` are the environment specs to look each record up in (default: the shipped ones).
+    """
     source = Path(source)
     if not source.exists():
         raise DatasetError("SWE-EVO dataset not found — pass a .json/.jsonl file or a folder of .json records",
                            path=str(source))
     base_dir = source if source.is_dir() else source.parent
     data = EvoDataset(name=source.stem)
+    specs = specs if specs is not None else load_specs()
     records = list(_records(source, data.errors))
     data.content_hash = stable_hash([r for _, r in records])
     seen: set[str] = set()
     for where, record in records:
         try:
-            instance = parse_record(record, base_dir=base_dir, repos_dir=repos_dir)
+            instance = parse_record(record, base_dir=base_dir, repos_dir=repos_dir, specs=specs)
         except DatasetError as exc:
             data.errors.append(DatasetError(str(exc), path=where))
             continue
@@ -144,8 +152,13 @@ def load_swe_evo(source: str | Path, *, repos_dir: str | Path | None = None) -> 
     return data
 
 
-def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = None) -> EvoInstance:
-    """One record → EvoInstance, or a DatasetError saying which field is wrong and how to fix it."""
+def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = None,
+                 specs: SpecBook | None = None) -> EvoInstance:
+    """One record → EvoInstance, or a DatasetError saying which field is wrong and how to fix it.
+
+    Its environment spec is looked up by repository and ``spec_key``; the record's identity
+    (``record_hash``) is its own content only, whatever spec it gets.
+    """
     if not isinstance(record, dict):
         raise DatasetError("a record must be a JSON object with SWE-bench fields (instance_id, repo, base_commit, …)")
     name = record.get("instance_id", "?")
@@ -172,6 +185,8 @@ def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = 
         python=_opt_str(record.get("python")), requirements=tuple(map(str, record.get("requirements") or ())),
         pytest_plugins=tuple(map(str, record.get("pytest_plugins") or ())),
         pytest_autoload=bool(record.get("pytest_autoload")), image=record.get("image"),
+        spec_key=(key := version_key(_opt_str(record.get("start_version")), _opt_str(record.get("version")))),
+        spec=(specs or SpecBook()).lookup(str(record["repo"]), key),
         answers=Answers(
             patch=record.get("patch") or "", test_patch=record.get("test_patch") or "", all_patch=record.get("all_patch") or "",
             pr_patches=tuple({k: p.get(k) for k in ("pr_number", "patch_without_test", "test_patch", "changed_test_files")}

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 from evoci.errors import HarnessTimeout, SandboxError
 from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.swebench.parsers import get_parser, uses_json_report
-from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_grading_tree
+from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_base_tree, make_grading_tree
 
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
@@ -56,6 +56,7 @@ class GradeRequest(BaseModel):
     autoload_plugins: bool = Field(False, description="Leave pytest's plugin autoloading on (the record asks for it).")
     pythonpath: list[str] = Field(default_factory=lambda: ["src", "."])
     timeout_s: float
+    base_only: bool = Field(False, description="Test the clean base + test_patch (the environment's proof), no patch.")
 
 
 class Grade(BaseModel):
@@ -77,7 +78,10 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
           open_tree: Callable[[Path], Sandbox]) -> Grade:
     """Grade ``request.patch`` in a fresh tree at ``tree_path``; ``open_tree`` opens a sandbox over it."""
     parse = get_parser(request.log_parser)  # an unknown parser is bad input: fail before building anything
-    tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch)
+    if request.base_only:
+        tree = make_base_tree(tree_path, source, request.base_sha, request.test_patch)
+    else:
+        tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch)
     if tree.patch_applied is None:
         return Grade(status="no_prediction")
     if not tree.patch_applied:
