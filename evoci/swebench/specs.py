@@ -100,6 +100,18 @@ def load_specs(side_file: str | Path | None = None) -> SpecBook:
     return book
 
 
+def is_spec_file(path: str | Path | None) -> bool:
+    """Whether ``path`` is a spec side file (an object of repository → list of specs), not a file of records."""
+    if path is None or not Path(path).is_file():
+        return False
+    try:
+        data = json.loads(Path(path).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False  # JSONL records
+    return isinstance(data, dict) and bool(data) and all(
+        isinstance(v, list) and all(isinstance(e, dict) and "versions" in e for e in v) for v in data.values())
+
+
 def _merge(book: SpecBook, data: Any, where: str) -> None:
     if not isinstance(data, dict):
         raise InputError(f"{where}: the environments file must be a JSON object keyed by repository ('owner/name')")
