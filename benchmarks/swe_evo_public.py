@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -56,7 +57,9 @@ def main() -> None:
             if args.environments:
                 command += ["--environments", args.environments]
             start = time.monotonic()
-            done = subprocess.run(command, capture_output=True, text=True)
+            # Prefect's temporary server may start slowly on a busy machine: wait for it rather than fail.
+            env = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "900", **os.environ}
+            done = subprocess.run(command, capture_output=True, text=True, env=env)
             (args.home / "logs").mkdir(parents=True, exist_ok=True)
             (args.home / "logs" / f"{_run_id(agent, repo)}.log").write_text(done.stdout + done.stderr)
             print(f"{repo} {agent}: exit {done.returncode} in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
