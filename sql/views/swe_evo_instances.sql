@@ -173,7 +173,7 @@ final as (
             flag for flag in [
                 case when n_f2p = 0 then 'empty_f2p' end,
                 case when task_status in ('invalid', 'input_error') then 'task_' || task_status end,
-                case when not has_prediction then 'missing_prediction' end,
+                case when not has_prediction and task_status <> 'environment_error' then 'missing_prediction' end,
                 case when infra_error then 'infra_error' end,
                 case when task_status = 'environment_error' then 'environment_error' end,
                 case when patch_applied = false then 'patch_not_applied' end,

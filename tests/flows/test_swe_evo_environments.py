@@ -11,10 +11,12 @@ import importlib.metadata
 import json
 import sys
 
+import git
 import pytest
 
 from evoci.cli import main
 from tests.flows.helpers import query
+from tests.repos import make_repo
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
 RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -69,18 +71,47 @@ def test_a_command_naming_a_plugin_option_grades_with_the_plugin_loaded_explicit
     assert complete is True
 
 
-def test_an_environment_that_cannot_import_the_package_is_an_environment_error_never_scored(dataset, home, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def widgets(tmp_path_factory):
+    """A release of a package that imports a dependency (``acme_units``) no environment here has."""
+    root = tmp_path_factory.mktemp("widgets")
+    base_code = "import acme_units\n\ndef area(w, h):\n    return w * h\n"
+    tests = "from widgets import area\n\ndef test_area():\n    assert area(2, 3) == 6\n"
+    repo = make_repo(root / "repos" / "acme__widgets", [
+        {"widgets/__init__.py": base_code, "tests/test_area.py": tests},
+        {"widgets/__init__.py": base_code + "\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
+         "tests/test_area.py": tests + "\ndef test_perimeter():\n    from widgets import perimeter\n"
+                                       "    assert perimeter(2, 3) == 10\n"}], {"v1.0.0": 0, "v1.0.1": 1})
+    source = git.Repo(repo)
+    diff = lambda *paths: source.git.diff("v1.0.0", "v1.0.1", "--", *paths) + "\n"
+    folder = root / "records"
+    folder.mkdir()
+    (folder / "acme__widgets_1.0.0_1.0.1.json").write_text(json.dumps({
+        "instance_id": "acme__widgets_1.0.0_1.0.1", "repo": "acme/widgets", "base_commit": source.commit("v1.0.0").hexsha,
+        "start_version": "v1.0.0", "end_version": "v1.0.1", "problem_statement": "Add perimeter().",
+        "patch": diff("widgets"), "test_patch": diff("tests"), "test_cmds": "pytest -rA", "log_parser": "parse_log_pytest",
+        "FAIL_TO_PASS": ["tests/test_area.py::test_perimeter"], "PASS_TO_PASS": ["tests/test_area.py::test_area"]}))
+    return folder, root / "repos"
+
+
+def test_an_environment_that_cannot_import_the_package_is_an_environment_error_never_scored(widgets, home, tmp_path,
+                                                                                            capsys):
+    folder, repos = widgets
     db = tmp_path / "results.duckdb"
-    broken = side_file(tmp_path / "broken.json", pythonpath=["not-the-source"])  # `import kvconf` fails at collection
-    run(dataset, home, db, broken)
-    rows = query(db, "select task_id, task_status, graded, flags from swe_evo_instances order by task_id")
-    assert rows == [("kvconf_0.1.0_0.2.0", "environment_error", False, ["environment_error"]),
-                    ("kvconf_0.3.0_0.3.1", "environment_error", False, ["environment_error"])]
+    specs = tmp_path / "widgets-envs.json"  # the spec forgets the package's dependency
+    specs.write_text(json.dumps({"acme/widgets": [{"versions": ["1.0"], "python": RUNNING, "packages": HARNESS}]}))
+    command = ["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db),
+               "--environments", str(specs), "--test-timeout", "300"]
+    main(command)
+    rows = query(db, "select task_id, task_status, graded, resolved, flags from swe_evo_instances")
+    assert rows == [("acme__widgets_1.0.0_1.0.1", "environment_error", False, False, ["environment_error"])]
     assert query(db, "select count(*) from iterations") == [(0,)]  # no agent was graded in it
     [(complete, reasons)] = query(db, "select complete, unscored_reasons from run_completeness")
-    assert complete is False and reasons == {"environment_error": 2}
-    [(reason,)] = query(db, "select reason from tasks where task_id = 'kvconf_0.1.0_0.2.0'")
-    assert "do not pass on the clean base" in reason and "evoci/kvconf 0.1" in reason
+    assert complete is False and reasons == {"environment_error": 1}
+    [(reason,)] = query(db, "select reason from tasks")
+    assert "tests/test_area.py::test_area (missing)" in reason and "acme/widgets 1.0" in reason
+    assert query(db, "select environment_errors, missing_predictions from swe_evo_runs") == [(1, 0)]
+    assert "1 environment error(s): unscored, the run is partial" in capsys.readouterr().out
     # retryable: the failed proof is not kept, so the same command proves the environment again
-    run(dataset, home, db, broken)
-    assert "environment_error" in capsys.readouterr().out + str(query(db, "select status from tasks"))
+    main(command)
+    assert query(db, "select count(*) from failures where node = 'flow' and kind = 'infrastructure'") == [(2,)]
