@@ -127,8 +127,9 @@ def _yes(value) -> str:
     return "yes" if value else "no"
 
 
-def _short(text: str, limit: int = 220) -> str:
-    text = " ".join(str(text).split()).replace("|", "\\|")
+def _short(text: str, limit: int = 320) -> str:
+    text = str(text).split("; output ends:")[0].replace("the test environment is not proven on the clean base: ", "")
+    text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
