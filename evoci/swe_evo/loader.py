@@ -10,7 +10,9 @@ test file list), kept in ``answers`` so that only harness code ever reads them.
 The repository is a local git repository (nothing is fetched at run time), named per
 record by ``repo_path`` (a folder, or a ``.tar``/``.tar.gz``/``.tgz``/``.zip`` archive of
 one), or found for the whole dataset under ``repos_dir`` as ``<owner>__<name>`` or
-``<name>``. Relative paths are relative to the dataset file. evoci's optional extras per
+``<name>``. Relative paths are relative to the dataset file. The test environment comes from
+the environment spec of the record's repository and version (``evoci.swebench.specs``), looked
+up here without touching the record's identity. Without a spec, evoci's optional extras per
 record: ``python`` (e.g. "3.9"), ``requirements`` (pip strings added to those the repo's
 own dependency files list at the end version), ``pytest_plugins`` (plugins the test
 command needs, loaded explicitly since plugin autoloading is off while grading) and
