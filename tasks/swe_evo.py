@@ -115,8 +115,9 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
         spec = f"the spec {instance.repo} {instance.spec_key}" if instance.spec else "an environment spec (--environments FILE)"
         raise EnvironmentInvalid(f"the test environment is not proven on the clean base: {verdict.reason}\n"
                                  f"Fix {spec} and run again; no agent was graded on this instance.")
-    run_logger().info("instance %s: environment proven on the base — %d of %d PASS_TO_PASS pass (%.1f s)",
-                      instance.instance_id, verdict.p2p_passing, verdict.p2p_total, verdict.duration_s)
+    run_logger().info("instance %s: environment proven on the base — %d of %d PASS_TO_PASS pass, %d not collected "
+                      "there (%.1f s)", instance.instance_id, verdict.p2p_passing, verdict.p2p_total, verdict.p2p_absent,
+                      verdict.duration_s)
     return verdict
 
 

@@ -7,7 +7,10 @@ So before any prediction of an instance is graded, the grader runs the instance'
 command on the clean base with the ``test_patch`` (no patch of anyone's) and asks:
 
 1. did the command run its tests (some outcome was read; no timeout)?
-2. does every PASS_TO_PASS target pass there (passed or xfailed; skipped is neither, as in grading)?
+2. does no PASS_TO_PASS target fail there (``failed`` or ``error``), and did at least one of them
+   run? A P2P test *absent* at the base is tolerated when others ran: a ``test_patch`` file that
+   imports what the release adds cannot be collected at the base, and its P2P tests with it. An
+   environment that cannot import the package loses every P2P test, and is caught.
 
 If not, the instance is an ``environment_error``: reported, unscored, retried when the run is
 re-run, listed in ``run_completeness`` — never the agent's failure. The verdict names what to
@@ -32,6 +35,7 @@ class Validation(BaseModel):
     environment_hash: str
     p2p_total: int = 0
     p2p_passing: int = 0
+    p2p_absent: int = Field(0, description="P2P tests not collected at the base (tolerated while others ran).")
     not_passing: dict[str, str] = Field(default_factory=dict, description="P2P id → outcome at the base (first few).")
     duration_s: float = 0.0
 
@@ -45,8 +49,11 @@ def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash
     if not any(o != "missing" for o in result.outcomes.values()) and result.status != "ok":
         return Validation(ok=False, reason=f"the base + test_patch ran no test (exit {result.exit_code}); output ends:\n{tail}",
                           **common)
-    failing = {t: result.outcomes.get(t, "missing") for t in p2p if result.outcomes.get(t, "missing") not in PASSING}
-    passing = len(p2p) - len(failing)
+    outcomes = {t: result.outcomes.get(t, "missing") for t in p2p}
+    absent = [t for t, o in outcomes.items() if o == "missing"]
+    failing = {t: o for t, o in outcomes.items() if o not in PASSING and (o != "missing" or len(absent) == len(p2p))}
+    passing = len(p2p) - len(failing) - (len(absent) if len(absent) < len(p2p) else 0)
+    common["p2p_absent"] = len(absent)
     if failing:
         shown = dict(list(failing.items())[:SHOWN])
         listed = ", ".join(f"{t} ({o})" for t, o in shown.items())
