@@ -30,7 +30,7 @@ from evoci.swe_evo.repos import open_repository
 from evoci.errors import EnvironmentInvalid
 from evoci.swebench.command import official_command
 from evoci.swebench.grade import Grade, GradeRequest, grade
-from evoci.swebench.validate import Validation, judge_base
+from evoci.swebench.validate import Validation, judge_base, test_file
 from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key, evo_validate_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, resolve
@@ -106,7 +106,9 @@ def evo_agent_task(prepared: EvoPrepared, run: RunContext) -> Prediction:
 def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
     """Prove the environment on the clean base + test_patch (``evoci.swebench.validate``); EnvironmentInvalid if not."""
     instance = prepared.instance
-    request = grade_request(instance, prepared, None, run.config.test_timeout_s).model_copy(update={"base_only": True})
+    request = grade_request(instance, prepared, None, run.config.test_timeout_s)
+    files = sorted({test_file(t) for t in instance.p2p} - set(request.targets))  # where a collection error shows
+    request = request.model_copy(update={"base_only": True, "targets": [*request.targets, *files]})
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation"
     result = grade(request, git.Repo(prepared.repo), tree,
                    lambda root: open_sandbox(run.config.sandbox, root, prepared.environment, run.paths))

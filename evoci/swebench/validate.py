@@ -8,9 +8,11 @@ command on the clean base with the ``test_patch`` (no patch of anyone's) and ask
 
 1. did the command run its tests (some outcome was read; no timeout)?
 2. does no PASS_TO_PASS target fail there (``failed`` or ``error``), and did at least one of them
-   run? A P2P test *absent* at the base is tolerated when others ran: a ``test_patch`` file that
-   imports what the release adds cannot be collected at the base, and its P2P tests with it. An
-   environment that cannot import the package loses every P2P test, and is caught.
+   run? A P2P test *absent* at the base is tolerated when others ran and its file failed to
+   collect (``ERROR <file>``): a ``test_patch`` file that imports what the release adds cannot be
+   collected at the base, and its P2P tests with it. Any other absent P2P test (say, a parameter
+   id this environment spells differently) is not. An environment that cannot import the package
+   loses every P2P test, and is caught.
 
 If not, the instance is an ``environment_error``: reported, unscored, retried when the run is
 re-run, listed in ``run_completeness`` — never the agent's failure. The verdict names what to
@@ -40,6 +42,14 @@ class Validation(BaseModel):
     duration_s: float = 0.0
 
 
+def test_file(test_id: str) -> str:
+    """``tests/test_x.py::Class::test_y`` → ``tests/test_x.py`` (the id a collection error is reported under)."""
+    return test_id.split("::", 1)[0]
+
+
+test_file.__test__ = False  # a helper, not a pytest test
+
+
 def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash: str) -> Validation:
     """The verdict on a base + test_patch run (``grade`` with ``base_only``)."""
     common = dict(environment_hash=environment_hash, p2p_total=len(p2p), duration_s=result.duration_s)
@@ -50,8 +60,9 @@ def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash
         return Validation(ok=False, reason=f"the base + test_patch ran no test (exit {result.exit_code}); output ends:\n{tail}",
                           **common)
     outcomes = {t: result.outcomes.get(t, "missing") for t in p2p}
-    absent = [t for t, o in outcomes.items() if o == "missing"]
-    failing = {t: o for t, o in outcomes.items() if o not in PASSING and (o != "missing" or len(absent) == len(p2p))}
+    # absent, and its file failed to collect (an "ERROR <file>" line): the test_patch imports what the release adds
+    absent = [t for t, o in outcomes.items() if o == "missing" and result.outcomes.get(test_file(t)) == "error"]
+    failing = {t: o for t, o in outcomes.items() if o not in PASSING and (t not in absent or len(absent) == len(p2p))}
     passing = len(p2p) - len(failing) - (len(absent) if len(absent) < len(p2p) else 0)
     common["p2p_absent"] = len(absent)
     if failing:

@@ -20,9 +20,14 @@ def test_every_p2p_test_missing_is_an_environment_that_cannot_import_the_package
     assert not verdict.ok and "a (missing), b (missing)" in verdict.reason
 
 
-def test_p2p_tests_absent_while_others_ran_are_tolerated_and_counted():
-    verdict = judge_base(base_run(a="passed", b="missing", c="skipped"), ["a", "b", "c"], "env")
+def test_p2p_tests_of_a_file_that_failed_to_collect_are_tolerated_while_others_ran():
+    outcomes = {"t/a.py::a": "passed", "t/b.py::b": "missing", "t/b.py": "error", "t/a.py::c": "skipped"}
+    verdict = judge_base(base_run(**outcomes), ["t/a.py::a", "t/b.py::b", "t/a.py::c"], "env")
     assert verdict.ok and (verdict.p2p_passing, verdict.p2p_absent) == (2, 1)
+    # absent without a collection error (say, a parameter id spelt otherwise here): not proven
+    verdict = judge_base(base_run(**{"t/a.py::a": "passed", "t/a.py::x[type_0]": "missing"}),
+                         ["t/a.py::a", "t/a.py::x[type_0]"], "env")
+    assert not verdict.ok and "t/a.py::x[type_0] (missing)" in verdict.reason
 
 
 def test_a_base_run_that_ran_nothing_or_timed_out_is_not_a_proof():
