@@ -11,8 +11,8 @@ command on the clean base with the ``test_patch`` (no patch of anyone's) and ask
    run? A P2P test *absent* at the base is tolerated when others ran and its file failed to
    collect (``ERROR <file>``): a ``test_patch`` file that imports what the release adds cannot be
    collected at the base, and its P2P tests with it. Any other absent P2P test (say, a parameter
-   id this environment spells differently) is not. An environment that cannot import the package
-   loses every P2P test, and is caught.
+   id this environment spells differently) is not, nor is any when the output says a module is
+   missing (``No module named``): an environment that cannot import the package is caught.
 
 If not, the instance is an ``environment_error``: reported, unscored, retried when the run is
 re-run, listed in ``run_completeness`` — never the agent's failure. The verdict names what to
@@ -62,8 +62,10 @@ def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash
     outcomes = {t: result.outcomes.get(t, "missing") for t in p2p}
     # absent, and its file failed to collect (an "ERROR <file>" line): the test_patch imports what the release adds
     absent = [t for t, o in outcomes.items() if o == "missing" and result.outcomes.get(test_file(t)) == "error"]
-    failing = {t: o for t, o in outcomes.items() if o not in PASSING and (t not in absent or len(absent) == len(p2p))}
-    passing = len(p2p) - len(failing) - (len(absent) if len(absent) < len(p2p) else 0)
+    if "No module named" in result.output_tail:  # the environment lacks a module: nothing absent is excused
+        absent = []
+    failing = {t: o for t, o in outcomes.items() if o not in PASSING and t not in absent}
+    passing = len(p2p) - len(failing) - len(absent)
     common["p2p_absent"] = len(absent)
     if failing:
         shown = dict(list(failing.items())[:SHOWN])

@@ -18,6 +18,9 @@ def test_a_p2p_test_failing_on_the_clean_base_means_the_environment_is_not_prove
 def test_every_p2p_test_missing_is_an_environment_that_cannot_import_the_package():
     verdict = judge_base(base_run(a="missing", b="missing"), ["a", "b"], "env")
     assert not verdict.ok and "a (missing), b (missing)" in verdict.reason
+    missing_module = Grade(status="ok", outcomes={"t/a.py::a": "missing", "t/a.py": "error"}, exit_code=1,
+                           output_tail="ERROR t/a.py - ModuleNotFoundError: No module named 'acme_units'")
+    assert not judge_base(missing_module, ["t/a.py::a"], "env").ok
 
 
 def test_p2p_tests_of_a_file_that_failed_to_collect_are_tolerated_while_others_ran():
