@@ -107,7 +107,7 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
     """Prove the environment on the clean base + test_patch (``evoci.swebench.validate``); EnvironmentInvalid if not."""
     instance = prepared.instance
     request = grade_request(instance, prepared, None, run.config.test_timeout_s)
-    files = sorted({test_file(t) for t in instance.p2p} - set(request.targets))  # where a collection error shows
+    files = sorted({test_file(t) for t in request.targets} - set(request.targets))  # where collection errors show
     request = request.model_copy(update={"base_only": True, "targets": [*request.targets, *files]})
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation"
     result = grade(request, git.Repo(prepared.repo), tree,

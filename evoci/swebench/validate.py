@@ -8,9 +8,9 @@ command on the clean base with the ``test_patch`` (no patch of anyone's) and ask
 
 1. did the command run its tests (some outcome was read; no timeout)?
 2. does no PASS_TO_PASS target fail there (``failed`` or ``error``), and did at least one of them
-   run? A P2P test *absent* at the base is tolerated when others ran and its file failed to
+   run? A P2P test *absent* at the base is tolerated when a target's test file failed to
    collect (``ERROR <file>``): a ``test_patch`` file that imports what the release adds cannot be
-   collected at the base, and its P2P tests with it. Any other absent P2P test (say, a parameter
+   collected at the base (and without ``--continue-on-collection-errors`` pytest runs nothing). Any other absent P2P test (say, a parameter
    id this environment spells differently) is not, nor is any when the output says a module is
    missing (``No module named``): an environment that cannot import the package is caught.
 
@@ -60,8 +60,10 @@ def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash
         return Validation(ok=False, reason=f"the base + test_patch ran no test (exit {result.exit_code}); output ends:\n{tail}",
                           **common)
     outcomes = {t: result.outcomes.get(t, "missing") for t in p2p}
-    # absent, and its file failed to collect (an "ERROR <file>" line): the test_patch imports what the release adds
-    absent = [t for t, o in outcomes.items() if o == "missing" and result.outcomes.get(test_file(t)) == "error"]
+    # absent while a test file failed to collect (an "ERROR <file>" line; without --continue-on-collection-errors
+    # pytest then runs nothing): the test_patch imports what the release adds
+    collection_error = any(o == "error" and "::" not in t for t, o in result.outcomes.items())
+    absent = [t for t, o in outcomes.items() if o == "missing" and collection_error]
     if "No module named" in result.output_tail:  # the environment lacks a module: nothing absent is excused
         absent = []
     failing = {t: o for t, o in outcomes.items() if o not in PASSING and t not in absent}

@@ -23,7 +23,7 @@ def test_every_p2p_test_missing_is_an_environment_that_cannot_import_the_package
     assert not judge_base(missing_module, ["t/a.py::a"], "env").ok
 
 
-def test_p2p_tests_of_a_file_that_failed_to_collect_are_tolerated_while_others_ran():
+def test_p2p_tests_absent_after_a_collection_error_are_tolerated():
     outcomes = {"t/a.py::a": "passed", "t/b.py::b": "missing", "t/b.py": "error", "t/a.py::c": "skipped"}
     verdict = judge_base(base_run(**outcomes), ["t/a.py::a", "t/b.py::b", "t/a.py::c"], "env")
     assert verdict.ok and (verdict.p2p_passing, verdict.p2p_absent) == (2, 1)
