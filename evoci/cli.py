@@ -248,7 +248,8 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     ephemeral.start()
     failed = False
     try:
-        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge)
+        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge,
+                            environments=args.environments)
     except (InputError, RunBusy, LeaseLost):
         # refused before anything ran (a changed config under this run id, an empty dataset), or another
         # process writes this run: its results are not this command's to show

@@ -46,6 +46,8 @@ class EnvironmentSpec(BaseModel):
 
     python: str | None = Field(None, description="Python version wanted, e.g. '3.11'; None = evoci's own.")
     requirements: tuple[str, ...] = Field((), description="pip requirement strings, in install order.")
+    pre_install: tuple[str, ...] = Field((), description="pip requirements installed first, in a pip run of their own "
+                                         "(build helpers the requirements need).")
     dependency_files: dict[str, str] = Field(
         default_factory=dict, description="Path → content of every dependency file read (for the record)."
     )
@@ -59,6 +61,8 @@ class EnvironmentSpec(BaseModel):
     def content_hash(self) -> str:
         """Identity of the environment: equal hashes share one built virtualenv or image."""
         identity = {"python": self.python, "requirements": list(self.requirements)}
+        if self.pre_install:  # only then, so environments without it keep their hash
+            identity["pre_install"] = list(self.pre_install)
         if self.image_digest:  # only then, so environments without an archive keep their hash
             identity["image"] = self.image_digest
         return stable_hash(identity)

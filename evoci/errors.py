@@ -92,6 +92,11 @@ class EnvironmentBuildError(SandboxError):
     """The task's test environment (virtualenv or image) could not be built."""
 
 
+class EnvironmentInvalid(SandboxError):
+    """The test environment built, but the clean base + test_patch does not prove it (nothing collects, or a
+    PASS_TO_PASS test fails at the base): an ``environment_error``, never the agent's outcome."""
+
+
 class HarnessTimeout(InfrastructureError):
     """The harness lost its test process for a reason other than the test timeout."""
 

@@ -27,7 +27,7 @@ from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
 from evoci.domain import RunConfig
-from evoci.errors import InfrastructureError, InputError
+from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
 from evoci.runtime import RunContext
 from evoci.store import lease
 from evoci.swe_bench_cl.agents import check_agent
@@ -40,7 +40,7 @@ from evoci.swe_bench_cl.record import CLRecorder
 from evoci.swebench.grade import Grade
 from evoci.tasks.continual import cl_agent_task, cl_grade_task
 from evoci.tasks.identity import ended
-from evoci.tasks.swe_evo import EvoPrepared, evo_prepare_task, node_options
+from evoci.tasks.swe_evo import EvoPrepared, evo_prepare_task, evo_validate_task, node_options
 
 
 class SequenceSummary(BaseModel):
@@ -115,6 +115,12 @@ def run_sequence(sequence: CLSequence, run: RunContext, recorder: CLRecorder, st
                 recorder.issue_status(issue, "input_error", str(exc), exc)
                 continue
             recorder.prepared(issue, prepared[issue.position].base_sha, prepared[issue.position].environment.content_hash)
+            try:  # proven on the clean base before any attempt is graded in it (evoci.swebench.validate)
+                evo_validate_task.with_options(**{**options, "retries": 0})(prepared[issue.position], run)
+            except (EnvironmentInvalid, EnvironmentBuildError) as exc:
+                get_run_logger().error("issue %s: environment_error — %s", issue.instance_id, exc)
+                recorder.issue_status(issue, "environment_error", str(exc), exc)
+                del prepared[issue.position]
         for step in schedule(sequence.n, matrix):
             issue = current = by_position.get(step.position)
             if issue is None or step.position not in prepared:

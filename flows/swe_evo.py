@@ -1,7 +1,8 @@
 """The ``swe_evo`` flow: every instance of a SWE-EVO dataset, agent → test, a few at a time.
 
 Per instance (SWE-EVO, arXiv 2512.18470, §3): **prepare** (repository, base, environment
-at the end version) → **agent** (a patch against the base: a baseline, an agent in a
+spec) → **validate** (the environment proven on the clean base + test_patch,
+``evoci.swebench.validate``) → **agent** (a patch against the base: a baseline, an agent in a
 workspace, or a prediction read from a file) → **test** (``evoci.swebench.grade``) →
 one iteration-1 fact with the targets' outcomes. Iteration 0 (the base) is not graded:
 the records' F2P/P2P sets already say what fails and passes there. An optional **judge**
@@ -9,7 +10,8 @@ labels the unresolved instances with the paper's failure taxonomy.
 
 Every instance stays in the run: an instance without a prediction gets an iteration-1 row
 with status ``no_prediction`` (scored 0 by ``swe_evo_instances``); one whose retries
-ran out is ``infra_error``; a bad record is ``input_error``. Nodes persist their results
+ran out is ``infra_error``; a bad record is ``input_error``; one whose environment could not be
+built or proven is ``environment_error`` (unscored, re-validated when the run is re-run). Nodes persist their results
 under keys of small identities (``tasks/caching.py``), so re-running the same command,
 or retrying the flow run, resumes: completed nodes are read back, facts are not written twice.
 """
@@ -25,7 +27,7 @@ from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
 from evoci.domain import AgentConfig, RunConfig
-from evoci.errors import InfrastructureError, InputError
+from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
 from evoci.runtime import RunContext
 from evoci.store import lease
 from evoci.swe_evo.agents import resolve_agent
@@ -34,7 +36,7 @@ from evoci.swe_evo.failures import judge_unresolved
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.record import EvoRecorder, now
 from evoci.tasks.identity import ended
-from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task, node_options
+from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task, evo_validate_task, node_options
 
 
 class InstanceSummary(BaseModel):
@@ -42,7 +44,7 @@ class InstanceSummary(BaseModel):
 
     run_id: str
     instance_id: str
-    status: str  # done | invalid | input_error | infra_error
+    status: str  # done | invalid | input_error | environment_error | infra_error
     grade: str | None = None  # the grading's status
     reason: str | None = None
 
@@ -50,18 +52,19 @@ class InstanceSummary(BaseModel):
 @flow(name="swe_evo", flow_run_name="swe-evo-{dataset}")
 def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protocol="swe-evo"),
             repos: str | None = None, home: str | None = None, db: str | None = None,
-            judge: AgentConfig | None = None) -> list[InstanceSummary]:
+            judge: AgentConfig | None = None, environments: str | None = None) -> list[InstanceSummary]:
     """Predict and grade every instance of ``dataset`` (``swe-evo-demo``, a records file or folder).
 
     ``repos`` is the folder of local clones for records without ``repo_path``. The agent is
     ``config.programmer`` (gold, empty, replay, llm, command, or predictions with option ``path``).
     ``judge`` (an ``llm`` AgentConfig) labels every unresolved instance with the paper's failure
-    taxonomy (``failure_labels``, ``swe_evo_failure_modes``).
+    taxonomy (``failure_labels``, ``swe_evo_failure_modes``). ``environments`` is a side file of
+    environment specs (``evoci.swebench.specs``) adding to or overriding the shipped ones.
     """
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
         config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})
-        data, name = load_evo_dataset(dataset, config, repos=repos, home=home)
+        data, name = load_evo_dataset(dataset, config, repos=repos, home=home, environments=environments)
         run = RunContext.create(config, name, home=home, db=db)
         recorder = EvoRecorder(run)
         recorder.run_started(len(data.instances), data.errors)
@@ -99,6 +102,12 @@ def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecor
     try:
         prepared = evo_prepare_task.with_options(**options)(instance, run)
         recorder.prepared(instance, prepared.base_sha, prepared.environment.content_hash)
+        try:  # the environment is proven before any agent is graded in it; never retried blindly
+            evo_validate_task.with_options(**{**options, "retries": 0})(prepared, run)
+        except (EnvironmentInvalid, EnvironmentBuildError) as exc:
+            get_run_logger().error("instance %s: environment_error — %s", instance.instance_id, exc)
+            recorder.ended(instance, "environment_error", str(exc), exc)
+            return summary.model_copy(update={"status": "environment_error", "reason": str(exc)})
         started, t0 = now(), time.monotonic()
         prediction = evo_agent_task.with_options(**options)(prepared, run)
         grade = evo_grade_task.with_options(**options)(prepared, run, prediction.patch)

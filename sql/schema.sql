@@ -61,7 +61,7 @@ create table if not exists tasks (
     dimension         varchar,           -- NITR: primary dimension 'D1'..'D9'
     granularity       varchar,           -- NITR: 'micro' | 'multi-step'
     metadata          json,              -- protocol-specific extras
-    status            varchar not null,  -- 'running' | 'done' | 'invalid' | 'infra_error' | 'input_error'
+    status            varchar not null,  -- 'running' | 'done' | 'invalid' | 'infra_error' | 'environment_error' | 'input_error'
     reason            varchar,           -- why invalid / failed, in words a person can act on
     updated_at        timestamp not null,
     spec              json,              -- the task's spec as first recorded; a different spec under

@@ -73,7 +73,17 @@ def quality_key(context: TaskRunContext, args: dict[str, Any]) -> str:
 def evo_prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     """Invalidated by a different run or record (its content hash), or a different sandbox config."""
     run, instance = args["run"], args["instance"]
-    return _key("evo-prepare", run.run_id, instance.instance_id, instance.record_hash, run.config.sandbox.model_dump_json())
+    return _key("evo-prepare", run.run_id, instance.instance_id, instance.record_hash,
+                instance.spec.content_hash if instance.spec else "", run.config.sandbox.model_dump_json())
+
+
+def evo_validate_key(context: TaskRunContext, args: dict[str, Any]) -> str:
+    """Kept across runs of one home: the same record, environment spec, environment, timeout and sandbox
+    were proven once. A failed validation raises, so nothing is kept and a re-run validates again."""
+    run, prepared = args["run"], args["prepared"]
+    instance = prepared.instance
+    return _key("evo-validate", instance.instance_id, instance.record_hash, instance.spec.content_hash if instance.spec else "",
+                prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json())
 
 
 def evo_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
@@ -87,7 +97,8 @@ def evo_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     """Invalidated by a different run, record, patch (its hash), environment, timeout or sandbox config."""
     run, prepared, patch = args["run"], args["prepared"], args["patch"]
     digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
-    return _key("evo-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, digest,
+    spec = prepared.instance.spec.content_hash if prepared.instance.spec else ""
+    return _key("evo-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, digest, spec,
                 prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json())
 
 

@@ -27,8 +27,11 @@ from evoci.swe_evo.judge import judge as judge_failure
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.predictions import load_predictions
 from evoci.swe_evo.repos import open_repository
+from evoci.errors import EnvironmentInvalid
+from evoci.swebench.command import official_command
 from evoci.swebench.grade import Grade, GradeRequest, grade
-from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key
+from evoci.swebench.validate import Validation, judge_base, test_file
+from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key, evo_validate_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, resolve
 
@@ -49,13 +52,18 @@ def evo_prepare_task(instance: EvoInstance, run: RunContext) -> EvoPrepared:
     source = git.Repo(repo_path)
     base_sha = resolve(source, instance.base_commit, "base")
     end_sha = resolve(source, instance.end_ref, "end version")
-    tree = source.commit(end_sha).tree
-    files = {name: tree[name].data_stream.read().decode(errors="replace") for name in DEPENDENCY_FILES if _has(tree, name)}
-    spec = resolve_environment(files, python=instance.python)
-    environment = spec.model_copy(update={"requirements": (*spec.requirements, *instance.requirements)})
-    run_logger().info("instance %s: base %s, test environment %s (%d requirement(s)%s)", instance.instance_id,
-                      base_sha[:10], environment.content_hash, len(environment.requirements),
-                      f", Python {instance.python}" if instance.python else "")
+    if instance.spec is not None:  # a known spec (shipped, or from the --environments side file)
+        spec = instance.spec.environment()
+        where = f"spec {instance.repo} {instance.spec_key}"
+    else:  # none known: the end version's dependency files and the record's own extras
+        tree = source.commit(end_sha).tree
+        files = {name: tree[name].data_stream.read().decode(errors="replace") for name in DEPENDENCY_FILES if _has(tree, name)}
+        spec = resolve_environment(files, python=instance.python)
+        where = "dependency files"
+    environment = spec.with_requirements(instance.requirements)
+    run_logger().info("instance %s: base %s, test environment %s from %s (%d requirement(s), Python %s)",
+                      instance.instance_id, base_sha[:10], environment.content_hash, where,
+                      len(environment.requirements), environment.python or "of evoci")
     return EvoPrepared(instance=instance, repo=str(repo_path), base_sha=base_sha, environment=environment)
 
 
@@ -94,17 +102,47 @@ def evo_agent_task(prepared: EvoPrepared, run: RunContext) -> Prediction:
     return prediction
 
 
+@task(name="validate", task_run_name="validate", cache_key_fn=evo_validate_key, **NODE_OPTIONS)
+def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
+    """Prove the environment on the clean base + test_patch (``evoci.swebench.validate``); EnvironmentInvalid if not."""
+    instance = prepared.instance
+    request = grade_request(instance, prepared, None, run.config.test_timeout_s)
+    files = sorted({test_file(t) for t in request.targets} - set(request.targets))  # where collection errors show
+    request = request.model_copy(update={"base_only": True, "targets": [*request.targets, *files]})
+    tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation"
+    result = grade(request, git.Repo(prepared.repo), tree,
+                   lambda root: open_sandbox(run.config.sandbox, root, prepared.environment, run.paths))
+    verdict = judge_base(result, instance.p2p, prepared.environment.content_hash)
+    if not verdict.ok:
+        spec = f"the spec {instance.repo} {instance.spec_key}" if instance.spec else "an environment spec (--environments FILE)"
+        raise EnvironmentInvalid(f"the test environment is not proven on the clean base: {verdict.reason}\n"
+                                 f"Fix {spec} and run again; no agent was graded on this instance.")
+    run_logger().info("instance %s: environment proven on the base — %d of %d PASS_TO_PASS pass, %d not collected "
+                      "there (%.1f s)", instance.instance_id, verdict.p2p_passing, verdict.p2p_total, verdict.p2p_absent,
+                      verdict.duration_s)
+    return verdict
+
+
+def grade_request(instance: EvoInstance, prepared: EvoPrepared, patch: str | None, timeout_s: float) -> GradeRequest:
+    """What grading ``patch`` needs: the official command (directives appended) and every plugin it names."""
+    test_patch = instance.answers.test_patch
+    command = official_command(instance.test_cmds, test_patch)
+    spec_plugins = instance.spec.pytest_plugins if instance.spec else ()
+    plugins = list(dict.fromkeys([*spec_plugins, *instance.pytest_plugins, *command.plugins]))
+    pythonpath = list(instance.spec.pythonpath) if instance.spec else ["src", "."]
+    return GradeRequest(
+        base_sha=prepared.base_sha, patch=patch, test_patch=test_patch, test_cmds=command.text,
+        log_parser=instance.log_parser, targets=[*instance.f2p, *instance.p2p], pytest_plugins=plugins,
+        autoload_plugins=instance.pytest_autoload, pythonpath=pythonpath, timeout_s=timeout_s,
+    )
+
+
 @task(name="test", task_run_name="test", cache_key_fn=evo_grade_key, **NODE_OPTIONS)
 def evo_grade_task(prepared: EvoPrepared, run: RunContext, patch: str | None) -> Grade:
     """Grade ``patch`` on the clean base with the record's tests (``evoci.swebench.grade``)."""
     inject_fault(run.home, "test", 1)
     instance = prepared.instance
-    request = GradeRequest(
-        base_sha=prepared.base_sha, patch=patch, test_patch=instance.answers.test_patch, test_cmds=instance.test_cmds,
-        log_parser=instance.log_parser, targets=[*instance.f2p, *instance.p2p], pytest_plugins=list(instance.pytest_plugins),
-        autoload_plugins=instance.pytest_autoload,
-        timeout_s=run.config.test_timeout_s,
-    )
+    request = grade_request(instance, prepared, patch, run.config.test_timeout_s)
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "grading"
     result = grade(request, git.Repo(prepared.repo), tree,
                    lambda root: open_sandbox(run.config.sandbox, root, prepared.environment, run.paths))
@@ -136,7 +174,7 @@ def _has(tree, name: str) -> bool:
         return False
 
 
-# pytest must not collect this module's task as a test.
+# pytest must not collect this module's tasks as tests.
 evo_grade_task.__test__ = False
 
 

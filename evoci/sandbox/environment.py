@@ -119,12 +119,14 @@ class LocalEnvironments:
         """Create the virtualenv at ``target`` and pip-install ``spec.requirements`` into it."""
         env = _build_env()
         venv = [str(_interpreter(spec.python)), "-m", "venv"]
-        if not spec.requirements:
+        if not spec.requirements and not spec.pre_install:
             venv.append("--without-pip")  # nothing to install: skip pip's bootstrap
         self._run([*venv, str(target)], env, what="create the virtualenv")
+        pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off"]
+        if spec.pre_install:  # build helpers first, in a pip run of their own
+            self._run([*pip, *spec.pre_install], env, what="install the pre-install requirements")
         if spec.requirements:
-            pip = [str(target / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
-            self._run([*pip, "--progress-bar", "off", *spec.requirements], env, what="install the requirements")
+            self._run([*pip, *spec.requirements], env, what="install the requirements")
 
     def _run(self, cmd: list[str], env: dict[str, str], *, what: str) -> None:
         result = run_process(
@@ -271,7 +273,8 @@ def _complete(built: BuiltEnvironment) -> bool:
 
 def _write_marker(target: Path, spec: EnvironmentSpec) -> None:
     """Written last, atomically: its presence means the environment is complete."""
-    record = {"spec_hash": spec.content_hash, "python": spec.python, "requirements": list(spec.requirements)}
+    record = {"spec_hash": spec.content_hash, "python": spec.python, "pre_install": list(spec.pre_install),
+              "requirements": list(spec.requirements)}
     tmp = target / f"{MARKER}.tmp"
     tmp.write_text(json.dumps(record, indent=2))
     os.replace(tmp, target / MARKER)

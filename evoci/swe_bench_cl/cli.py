@@ -22,8 +22,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedding-model", help="SWE-Bench-CL: the embeddings endpoint's model")
     p.add_argument("--embedding-url", help="SWE-Bench-CL: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--embedding-dim", type=int, default=256, help="SWE-Bench-CL: vector size (default: 256)")
-    p.add_argument("--environments", metavar="FILE", help="SWE-Bench-CL: SWE-bench-style records (instance_id, test_cmds, "
-                   "log_parser, python, requirements) giving each issue's test environment")
+    p.add_argument("--environments", metavar="FILE", help="SWE-EVO and SWE-Bench-CL: environment specs added to or "
+                   "overriding evoci's ({\"owner/name\": [{\"versions\": [...], \"python\": ..., \"packages\": [...]}]}); "
+                   "SWE-Bench-CL also takes SWE-bench-style records (instance_id, version, test_cmds, log_parser, ...)")
 
 
 def cmd_run_continual(args: argparse.Namespace, config) -> int:

@@ -10,8 +10,11 @@ another sequence, or later ones.
 The format names no environment. evoci takes it, per issue, from (first found): the
 task's own extras, the sequence's extras, an environments file keyed by ``instance_id``
 (SWE-bench-style records: ``test_cmds``, ``log_parser``, ``python``, ``requirements``,
-``pytest_plugins``, ``environment_setup_commit``), and finally the repository's runner:
-django's ``tests/runtests.py``, sympy's ``bin/test``, else ``pytest -rA``. Repositories are
+``pytest_plugins``, ``environment_setup_commit``, ``version``), and finally the repository's runner:
+django's ``tests/runtests.py``, sympy's ``bin/test``, else ``pytest -rA``. What the tests need
+installed comes from the environment specs, as for SWE-EVO (``evoci.swebench.specs``: repository ×
+the issue's ``version``); the environments file may instead be a spec side file, which then adds to
+or overrides the shipped specs. Repositories are
 local, as for SWE-EVO: ``repo_path`` (task or sequence extra), or ``repos_dir``.
 
 Each issue becomes an ``EvoInstance`` (``issue.instance``), so preparing and grading are
@@ -33,8 +36,10 @@ from evoci.domain import stable_hash
 from evoci.errors import DatasetError
 from evoci.names import check_name
 from evoci.swe_evo.loader import EvoInstance, parse_record
+from evoci.swebench.specs import SpecBook, is_spec_file, load_specs
 
-ENVIRONMENT_FIELDS = ("test_cmds", "log_parser", "python", "requirements", "pytest_plugins", "environment_setup_commit")
+ENVIRONMENT_FIELDS = ("test_cmds", "log_parser", "python", "requirements", "pytest_plugins", "environment_setup_commit",
+                      "version")
 # The test runner each repository's F2P/P2P ids are written for (SWE-bench's conventions).
 RUNNERS = {
     "django/django": {"test_cmds": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1",
@@ -102,12 +107,13 @@ def load_swe_bench_cl(source: str | Path, *, repos_dir: str | Path | None = None
         raise DatasetError(f"not JSON ({exc.msg}) — the curriculum is one JSON object", path=str(source)) from None
     if not isinstance(data, dict) or not isinstance(data.get("sequences"), list):
         raise DatasetError("a curriculum is an object with a 'sequences' list", path=str(source))
-    envs = _environments(environments)
-    dataset = CLDataset(name=source.stem, content_hash=stable_hash([data, envs]))
+    specs = load_specs(environments) if is_spec_file(environments) else load_specs()
+    envs = {} if specs.side_file_hash else _environments(environments)
+    dataset = CLDataset(name=source.stem, content_hash=stable_hash([data, envs, specs.side_file_hash]))
     for k, sequence in enumerate(data["sequences"]):
         where = f"{source}[sequence {k}]"
         try:
-            loaded = parse_sequence(sequence, source.parent, repos_dir, envs, dataset.errors, where)
+            loaded = parse_sequence(sequence, source.parent, repos_dir, envs, dataset.errors, where, specs)
         except DatasetError as exc:
             dataset.errors.append(DatasetError(str(exc), path=where))
             continue
@@ -119,14 +125,14 @@ def load_swe_bench_cl(source: str | Path, *, repos_dir: str | Path | None = None
 
 
 def parse_sequence(sequence: Any, base_dir: Path, repos_dir, envs: dict[str, dict], errors: list[DatasetError],
-                   where: str) -> CLSequence:
+                   where: str, specs: SpecBook | None = None) -> CLSequence:
     if not isinstance(sequence, dict) or "id" not in sequence or not isinstance(sequence.get("tasks"), list):
         raise DatasetError("a sequence needs 'id', 'repo' and a 'tasks' list")
     sequence_id, repo = check_name(str(sequence["id"]), "sequence id"), str(sequence.get("repo") or "")
     issues: list[CLIssue] = []
     for k, task in enumerate(sequence["tasks"]):
         try:
-            issue = parse_task(task, sequence, base_dir, repos_dir, envs)
+            issue = parse_task(task, sequence, base_dir, repos_dir, envs, specs)
         except DatasetError as exc:
             errors.append(DatasetError(f"sequence {sequence_id!r}: {exc}", path=f"{where}[task {k}]"))
             continue
@@ -140,7 +146,8 @@ def parse_sequence(sequence: Any, base_dir: Path, repos_dir, envs: dict[str, dic
     return CLSequence(sequence_id=sequence_id, repo=repo, issues=tuple(sorted(issues, key=lambda i: i.position)))
 
 
-def parse_task(task: Any, sequence: dict, base_dir: Path, repos_dir, envs: dict[str, dict]) -> CLIssue:
+def parse_task(task: Any, sequence: dict, base_dir: Path, repos_dir, envs: dict[str, dict],
+               specs: SpecBook | None = None) -> CLIssue:
     """One task object → CLIssue, or a DatasetError saying what is missing."""
     if not isinstance(task, dict):
         raise DatasetError("a task must be an object with metadata, task, evaluation and continual_learning")
@@ -163,7 +170,7 @@ def parse_task(task: Any, sequence: dict, base_dir: Path, repos_dir, envs: dict[
         "repo_path": task.get("repo_path") or sequence.get("repo_path"), **extras,
     }
     record = {k: v for k, v in record.items() if v is not None}
-    instance = parse_record(record, base_dir=base_dir, repos_dir=repos_dir)
+    instance = parse_record(record, base_dir=base_dir, repos_dir=repos_dir, specs=specs)
     score = cl.get("difficulty_score")
     return CLIssue(
         sequence_id=str(sequence["id"]), position=position,

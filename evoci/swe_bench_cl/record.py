@@ -77,7 +77,7 @@ class CLRecorder:
 
     def issue_status(self, issue: CLIssue, status: str, reason: str | None = None,
                      error: BaseException | None = None) -> None:
-        """``done``, or ``input_error`` / ``infra_error`` with the reason (never scored)."""
+        """``done``, or ``input_error`` / ``environment_error`` / ``infra_error`` with the reason (never scored)."""
         run = self.run
         if error is not None:
             kind = "input" if status == "input_error" else "infrastructure"

@@ -10,7 +10,9 @@ test file list), kept in ``answers`` so that only harness code ever reads them.
 The repository is a local git repository (nothing is fetched at run time), named per
 record by ``repo_path`` (a folder, or a ``.tar``/``.tar.gz``/``.tgz``/``.zip`` archive of
 one), or found for the whole dataset under ``repos_dir`` as ``<owner>__<name>`` or
-``<name>``. Relative paths are relative to the dataset file. evoci's optional extras per
+``<name>``. Relative paths are relative to the dataset file. The test environment comes from
+the environment spec of the record's repository and version (``evoci.swebench.specs``), looked
+up here without touching the record's identity. Without a spec, evoci's optional extras per
 record: ``python`` (e.g. "3.9"), ``requirements`` (pip strings added to those the repo's
 own dependency files list at the end version), ``pytest_plugins`` (plugins the test
 command needs, loaded explicitly since plugin autoloading is off while grading) and
@@ -33,6 +35,7 @@ from evoci.domain import TaskSpec, stable_hash
 from evoci.errors import DatasetError
 from evoci.names import check_name
 from evoci.swebench.parsers import PARSERS
+from evoci.swebench.specs import RepoSpec, SpecBook, load_specs, version_key
 
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS")
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
@@ -86,6 +89,8 @@ class EvoInstance(BaseModel):
     pytest_plugins: tuple[str, ...] = ()
     pytest_autoload: bool = Field(False, description="Let pytest autoload every installed plugin (off by default).")
     image: str | None = Field(None, description="The record's Docker image name: recorded, never pulled.")
+    spec_key: str | None = Field(None, description="The version its environment spec is looked up by (major.minor of start_version).")
+    spec: RepoSpec | None = Field(None, description="Its environment spec (evoci.swebench.specs), if one is known.")
     answers: Answers = Field(default_factory=Answers, repr=False)
     record_hash: str = Field(description="Content hash of the whole record: a changed record is a new instance.")
 
@@ -119,20 +124,25 @@ class EvoDataset:
     content_hash: str = ""
 
 
-def load_swe_evo(source: str | Path, *, repos_dir: str | Path | None = None) -> EvoDataset:
-    """Read every record of ``source`` (file or folder); never raises for one bad record."""
+def load_swe_evo(source: str | Path, *, repos_dir: str | Path | None = None,
+                 specs: SpecBook | None = None) -> EvoDataset:
+    """Read every record of ``source`` (file or folder); never raises for one bad record.
+
+    ``specs`` are the environment specs to look each record up in (default: the shipped ones).
+    """
     source = Path(source)
     if not source.exists():
         raise DatasetError("SWE-EVO dataset not found — pass a .json/.jsonl file or a folder of .json records",
                            path=str(source))
     base_dir = source if source.is_dir() else source.parent
     data = EvoDataset(name=source.stem)
+    specs = specs if specs is not None else load_specs()
     records = list(_records(source, data.errors))
     data.content_hash = stable_hash([r for _, r in records])
     seen: set[str] = set()
     for where, record in records:
         try:
-            instance = parse_record(record, base_dir=base_dir, repos_dir=repos_dir)
+            instance = parse_record(record, base_dir=base_dir, repos_dir=repos_dir, specs=specs)
         except DatasetError as exc:
             data.errors.append(DatasetError(str(exc), path=where))
             continue
@@ -145,8 +155,13 @@ def load_swe_evo(source: str | Path, *, repos_dir: str | Path | None = None) -> 
     return data
 
 
-def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = None) -> EvoInstance:
-    """One record → EvoInstance, or a DatasetError saying which field is wrong and how to fix it."""
+def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = None,
+                 specs: SpecBook | None = None) -> EvoInstance:
+    """One record → EvoInstance, or a DatasetError saying which field is wrong and how to fix it.
+
+    Its environment spec is looked up by repository and ``spec_key``; the record's identity
+    (``record_hash``) is its own content only, whatever spec it gets.
+    """
     if not isinstance(record, dict):
         raise DatasetError("a record must be a JSON object with SWE-bench fields (instance_id, repo, base_commit, …)")
     name = record.get("instance_id", "?")
@@ -173,6 +188,8 @@ def parse_record(record: Any, *, base_dir: Path, repos_dir: str | Path | None = 
         python=_opt_str(record.get("python")), requirements=tuple(map(str, record.get("requirements") or ())),
         pytest_plugins=tuple(map(str, record.get("pytest_plugins") or ())),
         pytest_autoload=bool(record.get("pytest_autoload")), image=record.get("image"),
+        spec_key=(key := version_key(_opt_str(record.get("start_version")), _opt_str(record.get("version")))),
+        spec=(specs or SpecBook()).lookup(str(record["repo"]), key),
         answers=Answers(
             patch=record.get("patch") or "", test_patch=record.get("test_patch") or "", all_patch=record.get("all_patch") or "",
             pr_patches=tuple({k: p.get(k) for k in ("pr_number", "patch_without_test", "test_patch", "changed_test_files")}

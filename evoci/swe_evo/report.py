@@ -48,15 +48,17 @@ def load_summary(con, run_id: str) -> EvoSummary:
         summary.rows.append([task_id, f"{f2p}/{n_f2p}", f"{p2p}/{n_p2p}", fmt(applied), fmt(resolved), fmt(fix),
                              ", ".join(flags or [])])
     run = con.execute(
-        """select valid_instances, invalid_instances, missing_predictions, resolved_instances, resolved_rate,
+        """select valid_instances, invalid_instances, missing_predictions, environment_errors, resolved_instances, resolved_rate,
                   resolved_rate_low, resolved_rate_high, patches_applied, patch_apply_rate, patch_apply_rate_low,
                   patch_apply_rate_high, fix_rate, fix_rate_low, fix_rate_high, f2p_pass_rate, p2p_pass_rate
            from swe_evo_runs where run_id = ?""", [run_id]).fetchone()
     if run is not None:
-        (valid, invalid, missing, resolved, r, r_lo, r_hi, applied, a, a_lo, a_hi, fix, f_lo, f_hi, f2p, p2p) = run
+        (valid, invalid, missing, env_errors, resolved, r, r_lo, r_hi, applied, a, a_lo, a_hi, fix, f_lo, f_hi, f2p,
+         p2p) = run
         records, not_loaded = dataset_counts(con, run_id)
+        unproven = f", {env_errors} environment error(s): unscored, the run is partial" if env_errors else ""
         summary.headline = (
-            f"resolved {resolved} of {records} record(s); {not_loaded} not loaded, {invalid} invalid · "
+            f"resolved {resolved} of {records} record(s); {not_loaded} not loaded, {invalid} invalid{unproven} · "
             f"{valid} valid instance(s) ({missing} without prediction, counted as 0): "
             f"resolved {resolved}/{valid} = {percent(r)} [{percent(r_lo)}, {percent(r_hi)}] · "
             f"patch apply {applied}/{valid} = {percent(a)} [{percent(a_lo)}, {percent(a_hi)}] · "

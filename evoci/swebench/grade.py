@@ -54,7 +54,7 @@ from evoci.pytest_run import ending as _ending
 from evoci.pytest_run import graded_outcomes, launch_command
 from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.swebench.parsers import STATUS, Parser, get_parser, parse_json_report
-from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_grading_tree
+from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_base_tree, make_grading_tree
 
 TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
@@ -78,6 +78,7 @@ class GradeRequest(BaseModel):
     autoload_plugins: bool = Field(False, description="Leave pytest's plugin autoloading on (the record asks for it).")
     pythonpath: list[str] = Field(default_factory=lambda: ["src", "."])
     timeout_s: float
+    base_only: bool = Field(False, description="Test the clean base + test_patch (the environment's proof), no patch.")
 
 
 class Grade(BaseModel):
@@ -99,8 +100,11 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
           open_tree: Callable[[Path], Sandbox]) -> Grade:
     """Grade ``request.patch`` in a fresh tree at ``tree_path``; ``open_tree`` opens a sandbox over it."""
     parse = get_parser(request.log_parser)  # an unknown parser is bad input: fail before building anything
-    tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch,
-                             tuple(request.pythonpath))
+    if request.base_only:
+        tree = make_base_tree(tree_path, source, request.base_sha, request.test_patch)
+    else:
+        tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch,
+                                 tuple(request.pythonpath))
     if tree.patch_applied is None:
         return Grade(status="no_prediction")
     if not tree.patch_applied:

@@ -31,6 +31,7 @@ STATUS = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "
 SEVERITY = ("error", "failed", "xpassed", "skipped", "xfailed", "passed")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _BRACKETED = re.compile(r"^(.*?)\[(.*)\]$")
+_PROGRESS = re.compile(r"\s\[\s*\d+%\]")
 
 
 @dataclass
@@ -120,9 +121,21 @@ def parse_pytest_v2(log: str) -> ParsedLog:
 
     evoci reads ``parse_log_pydantic`` records with this parser too: both are -rA summaries.
     """
+    return _parse_v2(log, strip_progress=False)
+
+
+@parser("parse_log_pytest_pydantic")
+def parse_pytest_pydantic(log: str) -> ParsedLog:
+    """``parse_log_pytest_v2`` for ``-vv`` runs: a verbose ``FAILED [ 42%]`` line loses its progress mark first."""
+    return _parse_v2(log, strip_progress=True)
+
+
+def _parse_v2(log: str, *, strip_progress: bool) -> ParsedLog:
     parsed = ParsedLog()
     for raw in log.splitlines():
         line = _ANSI.sub("", raw).strip()
+        if strip_progress:
+            line = _PROGRESS.sub(" ", line).strip()
         found = _status_first(line)
         if found:
             parsed.add(found[1], found[0])

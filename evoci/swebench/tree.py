@@ -96,13 +96,7 @@ def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | 
     The tree is a plain folder, not a repository: git only unpacks the base and applies patches
     (few processes: grading time stays close to the test command's own).
     """
-    shutil.rmtree(path, ignore_errors=True)
-    path.mkdir(parents=True)
-    buf = io.BytesIO()
-    source.archive(buf, base_sha, format="tar")
-    buf.seek(0)
-    with tarfile.open(fileobj=buf) as tar:
-        tar.extractall(path, filter="tar")
+    _unpack_base(path, source, base_sha)
     if is_empty_patch(patch):
         return GradingTree(path, patch_applied=None)
     method, error = _apply(path, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
@@ -118,6 +112,25 @@ def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | 
         tree.overridden = sorted({*tree.overridden, *treefs.write_file(path, RUNNER_CONFIG_FILE, clean),
                                   *treefs.make_dir(path, HARNESS_DIR)})
     return tree
+
+
+def make_base_tree(path: Path, source: git.Repo, base_sha: str, test_patch: str) -> GradingTree:
+    """The clean base with the ``test_patch``: what proves an environment before any agent is graded in it."""
+    _unpack_base(path, source, base_sha)
+    restore_tests_and_remove_hooks(path, source, base_sha, set(), test_patch)
+    (path / RUNNER_CONFIG_FILE).write_text(clean_runner_config(source, base_sha, test_patch))
+    return GradingTree(path, patch_applied=True, apply_method="base")
+
+
+def _unpack_base(path: Path, source: git.Repo, base_sha: str) -> None:
+    """A fresh folder at ``path`` holding the base's files (no history)."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    buf = io.BytesIO()
+    source.archive(buf, base_sha, format="tar")
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tar:
+        tar.extractall(path, filter="tar")
 
 
 def clean_runner_config(source: git.Repo, base_sha: str, test_patch: str) -> str:

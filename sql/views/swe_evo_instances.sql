@@ -23,6 +23,10 @@
 --   * tasks.status 'infra_error' (retries exhausted): scores 0 like a crashed prediction,
 --     flagged 'infra_error', kept in every denominator (evoci's metric definitions: "a missing or crashed
 --     prediction counts as 0"). Filter on `infra_error` to see how much this weighs.
+--   * tasks.status 'environment_error' (the test environment could not be built, or was not proven
+--     on the clean base + test_patch before any agent was graded): never the agent's outcome; not
+--     graded, scored 0 like infra_error, flagged 'environment_error'; task_scored lists it as
+--     unscored, so run_completeness calls the run partial until a re-run proves the environment.
 --   * patch_applied = false: the prediction did not apply to the clean base, so nothing of it
 --     was tested; scores 0, flagged 'patch_not_applied' (as SWE-bench grading does).
 --     patch_applied NULL (not recorded) is graded from the tests.
@@ -36,8 +40,8 @@
 --   there is none); the rates are fractions in [0, 1]. `graded` = the test outcomes decided
 --   the scores (valid, has a prediction, no infra error, patch not known to have failed).
 -- flags: any of 'empty_f2p', 'task_invalid', 'task_input_error', 'missing_prediction',
---   'infra_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing', 'skipped_targets',
---   'unfinished' (tasks.status still 'running', or 'interrupted' by a signal).
+--   'infra_error', 'environment_error', 'patch_not_applied', 'agent_error', 'timeout', 'outcomes_missing',
+--   'skipped_targets', 'unfinished' (tasks.status still 'running', or 'interrupted' by a signal).
 create or replace view swe_evo_instances as
 
 with
@@ -121,7 +125,7 @@ classified as (
         *,
         n_f2p = 0 or task_status in ('invalid', 'input_error') as invalid,
         n_f2p > 0
-            and task_status not in ('invalid', 'input_error', 'infra_error')
+            and task_status not in ('invalid', 'input_error', 'infra_error', 'environment_error')
             and has_prediction
             and patch_applied is distinct from false as graded
     from joined
@@ -169,8 +173,9 @@ final as (
             flag for flag in [
                 case when n_f2p = 0 then 'empty_f2p' end,
                 case when task_status in ('invalid', 'input_error') then 'task_' || task_status end,
-                case when not has_prediction then 'missing_prediction' end,
+                case when not has_prediction and task_status <> 'environment_error' then 'missing_prediction' end,
                 case when infra_error then 'infra_error' end,
+                case when task_status = 'environment_error' then 'environment_error' end,
                 case when patch_applied = false then 'patch_not_applied' end,
                 case when prediction_status in ('agent_error', 'timeout') then prediction_status end,
                 case when has_prediction and outcomes_missing > 0 then 'outcomes_missing' end,

@@ -8,7 +8,10 @@
 --   dropped instances without a prediction, inflating every rate). Invalid instances (empty
 --   F2P, tasks.status 'invalid' / 'input_error') cannot be resolved: they are left out of
 --   the denominators and counted in invalid_instances. The counts missing_predictions,
---   infra_errors, predictions, patches_applied and resolved_instances are over valid instances.
+--   infra_errors, environment_errors, predictions, patches_applied and resolved_instances are over
+--   valid instances. environment_errors: instances whose test environment could not be built or
+--   proven on the clean base (no agent was graded on them, so they are not missing predictions);
+--   they count 0 here and make the run partial (run_completeness): fix the spec and re-run.
 -- Formulas (SWE-EVO, arXiv 2512.18470, §3.2 "Evaluation Metrics", Eq. 1; §4.2 for the intervals):
 --   resolved_rate     = resolved_instances / valid_instances
 --   patch_apply_rate  = patches_applied / valid_instances. The paper's "share of generated
@@ -51,8 +54,11 @@ per_run as (
         count(*) as instances,
         count(*) filter (where invalid) as invalid_instances,
         count(*) filter (where not invalid) as valid_instances,
-        count(*) filter (where not invalid and not has_prediction) as missing_predictions,
+        count(*) filter (
+            where not invalid and not has_prediction and task_status <> 'environment_error'
+        ) as missing_predictions,
         count(*) filter (where not invalid and infra_error) as infra_errors,
+        count(*) filter (where not invalid and task_status = 'environment_error') as environment_errors,
         count(*) filter (where not invalid and has_prediction) as predictions,
         count(*) filter (where not invalid and patch_applied) as patches_applied,
         count(*) filter (where resolved) as resolved_instances,
@@ -72,6 +78,7 @@ counted as (
         coalesce(per_run.invalid_instances, 0) as invalid_instances,
         coalesce(per_run.missing_predictions, 0) as missing_predictions,
         coalesce(per_run.infra_errors, 0) as infra_errors,
+        coalesce(per_run.environment_errors, 0) as environment_errors,
         coalesce(per_run.predictions, 0) as predictions,
         coalesce(per_run.patches_applied, 0) as patches_applied,
         coalesce(per_run.resolved_instances, 0) as resolved_instances,
@@ -91,6 +98,7 @@ final as (
         invalid_instances,
         missing_predictions,
         infra_errors,
+        environment_errors,
         predictions,
         resolved_instances,
         case when valid_instances > 0 then resolved_instances / valid_instances end as resolved_rate,

@@ -138,7 +138,7 @@ def test_re_running_the_same_command_resumes_from_stored_nodes_without_duplicate
                                              sort=FlowRunSort.EXPECTED_START_TIME_ASC)
         states = [t.state.name for t in client.read_task_runs(
             flow_run_filter=FlowRunFilter(id={"any_": [latest.id]})) if t.name != "claim-run"]
-    assert len(states) == 9 and set(states) == {"Cached"}  # 3 instances × prepare, agent, test: read back
+    assert len(states) == 12 and set(states) == {"Cached"}  # 3 instances × prepare, validate, agent, test: read back
     assert query(home / "evoci.duckdb", "select count(*) from iterations where run_id = 'resume'") == [(3,)]
     assert query(home / "evoci.duckdb", "select dataset_tasks, tasks_expected, tasks_unscored, complete from runs "
                  "join run_completeness using (run_id) where run_id = 'resume'") == [(3, 3, 0, True)]

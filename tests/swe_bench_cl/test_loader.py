@@ -93,3 +93,29 @@ def test_the_demo_sequence_has_six_issues_and_the_prompt_never_holds_an_answer(t
         assert answers.patch.strip() and answers.patch.strip() not in prompt
         assert not any(path in prompt for path in issue.modified_files)
         assert not any(test in prompt for test in issue.instance.f2p)
+
+
+
+def test_each_issue_gets_its_environment_from_the_specs_of_its_repository_and_version(tmp_path):
+    curriculum = json.loads(FIXTURE.read_text())
+    sequence = curriculum["sequences"][1]  # made a requests sequence: evoci ships specs for psf/requests
+    sequence["repo"] = "psf/requests"
+    for task in sequence["tasks"]:
+        task["metadata"]["repo"] = "psf/requests"
+    sequence["tasks"][1]["version"] = "2.27"  # a task's own extra field
+    path = tmp_path / "curriculum.json"
+    path.write_text(json.dumps(curriculum))
+    for name in ("django__django", "psf__requests"):
+        (tmp_path / "repos" / name).mkdir(parents=True)
+    records = tmp_path / "verified.jsonl"  # SWE-bench-style records give the other issue's version
+    records.write_text(json.dumps({"instance_id": "sympy__sympy-90101", "version": "2.27"}) + "\n")
+    data = load_swe_bench_cl(path, repos_dir=tmp_path / "repos", environments=records)
+    issues = {i.instance_id: i.instance for s in data.sequences for i in s.issues}
+    assert issues["sympy__sympy-90101"].spec.python == "3.9" and issues["sympy__sympy-90102"].spec.python == "3.9"
+    assert issues["django__django-90001"].spec is None  # no django spec: the record's own fields, as before
+    side = tmp_path / "specs.json"  # a spec side file instead: it overrides the shipped spec, as for SWE-EVO
+    side.write_text(json.dumps({"psf/requests": [{"versions": ["2.27"], "python": "3.10", "packages": ["pytest"]}]}))
+    overridden = load_swe_bench_cl(path, repos_dir=tmp_path / "repos", environments=side)
+    issues = {i.instance_id: i.instance for s in overridden.sequences for i in s.issues}
+    assert issues["sympy__sympy-90102"].spec.python == "3.10"
+    assert overridden.content_hash != data.content_hash

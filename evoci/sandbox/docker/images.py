@@ -95,15 +95,18 @@ class ImageStore:
                 return EnvironmentImage(tag, image.id, built=False, seconds=time.monotonic() - start)
             if spec.python:
                 log.warning("environment %s asks for Python %s; the base image's Python is used", tag, spec.python)
-            files = {"requirements.txt": ("\n".join(spec.requirements) + "\n").encode()}
+            files = {"requirements.txt": ("\n".join(spec.requirements) + "\n").encode(),
+                     "pre-install.txt": ("\n".join(spec.pre_install) + "\n").encode()}
             lines = [f"FROM {self.options.base_image}", "ENV PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1"]
             ca = self._ca_bytes()
             if ca:
                 files["ca-bundle.crt"] = ca
                 lines += ca_dockerfile_lines()
-            lines.append("COPY requirements.txt /tmp/evoci-requirements.txt")
+            lines.append("COPY requirements.txt pre-install.txt /tmp/")
+            if spec.pre_install:  # build helpers first, in a pip run of their own (as the local sandbox does)
+                lines.append("RUN python -m pip install --no-cache-dir -r /tmp/pre-install.txt")
             if spec.requirements:
-                lines.append("RUN python -m pip install --no-cache-dir -r /tmp/evoci-requirements.txt")
+                lines.append("RUN python -m pip install --no-cache-dir -r /tmp/requirements.txt")
             labels = {LABEL: "1", ROLE: "env", "evoci.environment": spec.content_hash, "evoci.base": self.base_image_id()}
             log.info("building task image %s (%d requirements)", tag, len(spec.requirements))
             image_id = build_image(

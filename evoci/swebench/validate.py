@@ -1,0 +1,78 @@
+"""Environment validation: an environment is proven on the clean base before any agent is graded in it.
+
+A test environment can be wrong in ways no exit code shows: a missing dependency makes every
+test file fail at collection (and every target ``missing``), a wrong pin makes tests fail
+that pass on the record's own machine. Graded as is, that is scored as the agent's failure.
+So before any prediction of an instance is graded, the grader runs the instance's test
+command on the clean base with the ``test_patch`` (no patch of anyone's) and asks:
+
+1. did the command run its tests (some outcome was read; no timeout)?
+2. does no PASS_TO_PASS target fail there (``failed`` or ``error``), and did at least one of them
+   run? A P2P test *absent* at the base is tolerated when a target's test file failed to
+   collect (``ERROR <file>``): a ``test_patch`` file that imports what the release adds cannot be
+   collected at the base (and without ``--continue-on-collection-errors`` pytest runs nothing). Any other absent P2P test (say, a parameter
+   id this environment spells differently) is not, nor is any when the output says a module is
+   missing (``No module named``): an environment that cannot import the package is caught.
+
+If not, the instance is an ``environment_error``: reported, unscored, retried when the run is
+re-run, listed in ``run_completeness`` — never the agent's failure. The verdict names what to
+fix (the spec to change, the tests that failed and how).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from evoci.swebench.grade import Grade
+
+PASSING = ("passed", "xfailed", "skipped")
+SHOWN = 10
+
+
+class Validation(BaseModel):
+    """The proof of one instance's environment (kept with the run's node results)."""
+
+    ok: bool
+    reason: str = ""
+    environment_hash: str
+    p2p_total: int = 0
+    p2p_passing: int = 0
+    p2p_absent: int = Field(0, description="P2P tests not collected at the base (tolerated while others ran).")
+    not_passing: dict[str, str] = Field(default_factory=dict, description="P2P id → outcome at the base (first few).")
+    duration_s: float = 0.0
+
+
+def test_file(test_id: str) -> str:
+    """``tests/test_x.py::Class::test_y`` → ``tests/test_x.py`` (the id a collection error is reported under)."""
+    return test_id.split("::", 1)[0]
+
+
+test_file.__test__ = False  # a helper, not a pytest test
+
+
+def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash: str) -> Validation:
+    """The verdict on a base + test_patch run (``grade`` with ``base_only``)."""
+    common = dict(environment_hash=environment_hash, p2p_total=len(p2p), duration_s=result.duration_s)
+    tail = "\n".join(result.output_tail.splitlines()[-15:])
+    if result.status == "timeout":
+        return Validation(ok=False, reason=f"the base's tests hit the test timeout; output ends:\n{tail}", **common)
+    if not any(o != "missing" for o in result.outcomes.values()) and result.status != "ok":
+        return Validation(ok=False, reason=f"the base + test_patch ran no test (exit {result.exit_code}); output ends:\n{tail}",
+                          **common)
+    outcomes = {t: result.outcomes.get(t, "missing") for t in p2p}
+    # absent while a test file failed to collect (an "ERROR <file>" line; without --continue-on-collection-errors
+    # pytest then runs nothing): the test_patch imports what the release adds
+    collection_error = any(o == "error" and "::" not in t for t, o in result.outcomes.items())
+    absent = [t for t, o in outcomes.items() if o == "missing" and collection_error]
+    if "No module named" in result.output_tail:  # the environment lacks a module: nothing absent is excused
+        absent = []
+    failing = {t: o for t, o in outcomes.items() if o not in PASSING and t not in absent}
+    passing = len(p2p) - len(failing) - len(absent)
+    common["p2p_absent"] = len(absent)
+    if failing:
+        shown = dict(list(failing.items())[:SHOWN])
+        listed = ", ".join(f"{t} ({o})" for t, o in shown.items())
+        return Validation(ok=False, p2p_passing=passing, not_passing=shown,
+                          reason=f"{len(failing)} of {len(p2p)} PASS_TO_PASS tests do not pass on the clean base: {listed}"
+                                 f"{' …' if len(failing) > SHOWN else ''}; output ends:\n{tail}", **common)
+    return Validation(ok=True, p2p_passing=passing, **common)

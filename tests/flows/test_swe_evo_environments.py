@@ -1,0 +1,117 @@
+"""SWE-EVO records graded in environments from specs, through ``evoci run`` and the views.
+
+The records are the built-in demo's, written out as the public data has them (no ``repo_path``,
+the repository from ``--repos``), with a test command that names a plugin option, and specs for
+their repository given in a side file (``--environments``).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import sys
+
+import git
+import pytest
+
+from evoci.cli import main
+from tests.flows.helpers import query
+from tests.repos import make_repo
+
+pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+HARNESS = [f"{name}=={importlib.metadata.version(name)}"
+           for name in ("pytest", "pytest-xdist", "execnet", "pytest-json-report", "pytest-metadata")]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return tmp_path_factory.mktemp("swe-evo-env-home")  # shared: each environment is built once
+
+
+@pytest.fixture(scope="module")
+def dataset(home, tmp_path_factory):
+    """The demo's records with P2P targets, their command naming ``-n0``, and a folder of clones."""
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    built = build_swe_evo_demo(home / "swe-evo-demo")
+    root = tmp_path_factory.mktemp("records")
+    folder, repos = root / "records", root / "repos"
+    folder.mkdir()
+    repos.mkdir()
+    (repos / "evoci__kvconf").symlink_to(built.parent / "kvconf")
+    for record in json.loads(built.read_text()):
+        if not record["PASS_TO_PASS"]:
+            continue
+        del record["repo_path"]
+        record["test_cmds"] = "pytest --continue-on-collection-errors -n0 -rA"  # xdist's option, as 13 public records
+        (folder / f"{record['instance_id']}.json").write_text(json.dumps(record))
+    return folder, repos
+
+
+def side_file(path, **spec) -> str:
+    path.write_text(json.dumps({"evoci/kvconf": [{"versions": ["0.1", "0.2", "0.3"], "python": RUNNING,
+                                                  "packages": HARNESS, **spec}]}))
+    return str(path)
+
+
+def run(dataset, home, db, environments: str, agent: str = "gold") -> int:
+    folder, repos = dataset
+    return main(["run", str(folder), "--repos", str(repos), "--agent", agent, "--home", str(home), "--db", str(db),
+                 "--environments", environments, "--test-timeout", "300"])
+
+
+def test_a_command_naming_a_plugin_option_grades_with_the_plugin_loaded_explicitly(dataset, home, tmp_path):
+    db = tmp_path / "results.duckdb"
+    assert run(dataset, home, db, side_file(tmp_path / "envs.json")) == 0
+    rows = query(db, "select task_id, resolved, flags from swe_evo_instances order by task_id")
+    assert rows == [("kvconf_0.1.0_0.2.0", True, []), ("kvconf_0.3.0_0.3.1", True, [])]
+    # only the test_patch's files ran (the directives), with xdist loaded by name while autoloading is off
+    [(complete,)] = query(db, "select complete from run_completeness")
+    assert complete is True
+
+
+@pytest.fixture(scope="module")
+def widgets(tmp_path_factory):
+    """A release of a package that imports a dependency (``acme_units``) no environment here has."""
+    root = tmp_path_factory.mktemp("widgets")
+    base_code = "import acme_units\n\ndef area(w, h):\n    return w * h\n"
+    tests = "from widgets import area\n\ndef test_area():\n    assert area(2, 3) == 6\n"
+    repo = make_repo(root / "repos" / "acme__widgets", [
+        {"widgets/__init__.py": base_code, "tests/test_area.py": tests},
+        {"widgets/__init__.py": base_code + "\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
+         "tests/test_area.py": tests + "\ndef test_perimeter():\n    from widgets import perimeter\n"
+                                       "    assert perimeter(2, 3) == 10\n"}], {"v1.0.0": 0, "v1.0.1": 1})
+    source = git.Repo(repo)
+    diff = lambda *paths: source.git.diff("v1.0.0", "v1.0.1", "--", *paths) + "\n"
+    folder = root / "records"
+    folder.mkdir()
+    (folder / "acme__widgets_1.0.0_1.0.1.json").write_text(json.dumps({
+        "instance_id": "acme__widgets_1.0.0_1.0.1", "repo": "acme/widgets", "base_commit": source.commit("v1.0.0").hexsha,
+        "start_version": "v1.0.0", "end_version": "v1.0.1", "problem_statement": "Add perimeter().",
+        "patch": diff("widgets"), "test_patch": diff("tests"), "test_cmds": "pytest -rA", "log_parser": "parse_log_pytest",
+        "FAIL_TO_PASS": ["tests/test_area.py::test_perimeter"], "PASS_TO_PASS": ["tests/test_area.py::test_area"]}))
+    return folder, root / "repos"
+
+
+def test_an_environment_that_cannot_import_the_package_is_an_environment_error_never_scored(widgets, home, tmp_path,
+                                                                                            capsys):
+    folder, repos = widgets
+    db = tmp_path / "results.duckdb"
+    specs = tmp_path / "widgets-envs.json"  # the spec forgets the package's dependency
+    specs.write_text(json.dumps({"acme/widgets": [{"versions": ["1.0"], "python": RUNNING, "packages": HARNESS}]}))
+    command = ["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db),
+               "--environments", str(specs), "--test-timeout", "300"]
+    main(command)
+    rows = query(db, "select task_id, task_status, graded, resolved, flags from swe_evo_instances")
+    assert rows == [("acme__widgets_1.0.0_1.0.1", "environment_error", False, False, ["environment_error"])]
+    assert query(db, "select count(*) from iterations") == [(0,)]  # no agent was graded in it
+    [(complete, reasons)] = query(db, "select complete, unscored_reasons from run_completeness")
+    assert complete is False and reasons == {"environment_error": 1}
+    [(reason,)] = query(db, "select reason from tasks")
+    assert "tests/test_area.py::test_area (missing)" in reason and "acme/widgets 1.0" in reason
+    assert query(db, "select environment_errors, missing_predictions from swe_evo_runs") == [(1, 0)]
+    assert "1 environment error(s): unscored, the run is partial" in capsys.readouterr().out
+    # retryable: the failed proof is not kept, so the same command proves the environment again
+    main(command)
+    assert query(db, "select count(*) from failures where node = 'flow' and kind = 'infrastructure'") == [(2,)]

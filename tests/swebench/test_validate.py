@@ -1,0 +1,39 @@
+"""The environment's proof on the clean base: what makes an instance an environment_error."""
+
+from __future__ import annotations
+
+from evoci.swebench.grade import Grade
+from evoci.swebench.validate import judge_base
+
+
+def base_run(**outcomes: str) -> Grade:
+    return Grade(status="ok", outcomes=outcomes, exit_code=1, output_tail="tail")
+
+
+def test_a_p2p_test_failing_on_the_clean_base_means_the_environment_is_not_proven():
+    verdict = judge_base(base_run(a="passed", b="failed", f="failed"), ["a", "b"], "env")
+    assert not verdict.ok and "1 of 2 PASS_TO_PASS tests do not pass on the clean base: b (failed)" in verdict.reason
+
+
+def test_every_p2p_test_missing_is_an_environment_that_cannot_import_the_package():
+    verdict = judge_base(base_run(a="missing", b="missing"), ["a", "b"], "env")
+    assert not verdict.ok and "a (missing), b (missing)" in verdict.reason
+    missing_module = Grade(status="ok", outcomes={"t/a.py::a": "missing", "t/a.py": "error"}, exit_code=1,
+                           output_tail="ERROR t/a.py - ModuleNotFoundError: No module named 'acme_units'")
+    assert not judge_base(missing_module, ["t/a.py::a"], "env").ok
+
+
+def test_p2p_tests_absent_after_a_collection_error_are_tolerated():
+    outcomes = {"t/a.py::a": "passed", "t/b.py::b": "missing", "t/b.py": "error", "t/a.py::c": "skipped"}
+    verdict = judge_base(base_run(**outcomes), ["t/a.py::a", "t/b.py::b", "t/a.py::c"], "env")
+    assert verdict.ok and (verdict.p2p_passing, verdict.p2p_absent) == (2, 1)
+    # absent without a collection error (say, a parameter id spelt otherwise here): not proven
+    verdict = judge_base(base_run(**{"t/a.py::a": "passed", "t/a.py::x[type_0]": "missing"}),
+                         ["t/a.py::a", "t/a.py::x[type_0]"], "env")
+    assert not verdict.ok and "t/a.py::x[type_0] (missing)" in verdict.reason
+
+
+def test_a_base_run_that_ran_nothing_or_timed_out_is_not_a_proof():
+    assert not judge_base(Grade(status="agent_error", outcomes={"a": "missing"}, exit_code=4), [], "env").ok
+    assert not judge_base(Grade(status="timeout", outcomes={}), ["a"], "env").ok
+    assert judge_base(base_run(f="error"), [], "env").ok  # empty P2P: the command ran, F2P may fail at the base
