@@ -4,16 +4,22 @@ The architect and the programmer are ``command`` agents whose CLI streams Chat C
 the gateway (it only knows ``OPENAI_BASE_URL`` and a dummy key). The programmer, like aider, writes
 half its change, meets an upstream that keeps answering 500, and exits 0 anyway: the gateway's
 verdict fails the node, Prefect retries it from its input commit, and the committed iteration holds
-the whole change and none of the half.
+the whole change and none of the half. The console shows each role's status and lists the
+attempt that did not end ok.
 """
 
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
+from rich.console import Console
 
 from evoci.agents.scripted import ScriptedLLMServer, server_error, text
 from evoci.domain import AgentConfig, RunConfig, TaskSpec
 from evoci.flows.evolve import evolve
+from evoci.report import print_report
 from evoci.workspace import Workspace
 from tests.flows.helpers import query
 from tests.repos import CALC_V0, calc_repo
@@ -43,6 +49,7 @@ except Exception as exc:  # as aider does: report, and exit 0
     print('gave up:', exc)
     sys.exit(0)
 open('src/calc/__init__.py', 'w').write({CALC_V0!r} + '\\ndef sub(a, b):\\n    return a - b\\n')
+sys.exit(2)  # done, yet it complains: an agent outcome the console lists
 """
 
 
@@ -70,7 +77,8 @@ def test_an_outage_mid_programmer_retries_the_node_and_commits_nothing_half_done
     assert all(r.headers.get("authorization") == "Bearer sk-flow-secret" for r in server.requests)
     db = home / "evoci.duckdb"
     assert summary.status == "done"
-    assert query(db, "select architect_status, programmer_status from iterations where iteration = 1") == [("ok", "ok")]
+    assert query(db, "select architect_status, programmer_status from iterations where iteration = 1") == [
+        ("ok", "model_error")]
     [workspace] = (home / "runs").glob("*/calc-outage/workspace")
     committed = Workspace(workspace).git.show("HEAD:src/calc/__init__.py")
     assert "def sub" in committed and "HALF_DONE" not in committed
@@ -82,5 +90,10 @@ def test_an_outage_mid_programmer_retries_the_node_and_commits_nothing_half_done
     [(calls, tokens_in, errors, cost)] = query(db, "select calls, input_tokens, errors, cost_usd from cost_by_run")
     assert (calls, tokens_in, errors) == (6, 400, 2)
     assert cost == pytest.approx(4 * (100 * 1.0 + 10 * 10.0) / 1_000_000)
+    console = Console(file=io.StringIO(), width=250)
+    print_report(db, summary.run_id, console=console)
+    shown = console.file.getvalue()
+    assert re.search(r"│ +1 │ ok +│ model_error +│ ok", shown), shown  # iteration 1: architect, programmer, tests
+    assert re.search(r"calc-outage │ 1 +│ programmer │ model_error │ the command exited with code 2", shown), shown
     transcripts = sorted((home / "runs").glob("*/calc-outage/artifacts/gateway/*.jsonl"))
     assert sorted(len(t.read_text().splitlines()) for t in transcripts) == [1, 2, 3]
