@@ -77,7 +77,8 @@ class CommandAgent:
     def run(self, ctx: AgentContext) -> AgentOutcome:
         if self.config.gateway is None:
             return self.attempt(ctx, None)
-        with open_gateway(self.config.gateway, on_call=ctx.on_call, transcript=ctx.transcript) as gw:
+        transcript = getattr(ctx, "transcript", None)  # NITR's step context has none: kept in the trajectory
+        with open_gateway(self.config.gateway, on_call=getattr(ctx, "on_call", None), transcript=transcript) as gw:
             try:
                 outcome = self.attempt(ctx, gw)
             except Exception as exc:
@@ -85,7 +86,8 @@ class CommandAgent:
                     exc.outcome = AgentOutcome(calls=list(gw.calls))  # type: ignore[attr-defined]
                 raise
         outcome.calls = list(gw.calls)
-        outcome.trajectory.append({"role": "gateway", "totals": gw.totals(), "transcript": str(ctx.transcript) if ctx.transcript else gw.transcript,
+        outcome.trajectory.append({"role": "gateway", "totals": gw.totals(),
+                                   "transcript": str(transcript) if transcript else gw.transcript,
                                    "calls": [c.__dict__ for c in gw.calls]})
         if gw.failure is not None:
             gw.failure.outcome = outcome  # type: ignore[attr-defined] - the calls already paid are recorded
