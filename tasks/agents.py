@@ -91,6 +91,9 @@ def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContex
         run.facts.call(run.run_id, task_id, ctx.iteration, role.value, paid, len(paid.calls) - 1)
 
     ctx.on_call = on_call
+    # The model gateway's request/response transcript of this node execution (an agent CLI's).
+    ctx.transcript = (run.paths.artifacts(run.run_id, task_id) / "gateway"
+                      / f"iteration-{ctx.iteration}-{role.value}-{paid.node_run}.jsonl")
     try:
         outcome = make_agent(role, config).run(ctx)
     except Exception as exc:
@@ -114,7 +117,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     inject_fault(run.home, "architect", iteration)
     workspace = Workspace(Path(prepared.workspace))
     workspace.checkout(sha)
-    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
+    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
     try:
         listed = write_non_passed(sandbox, report, targets)
         outcome = _run_agent(Role.ARCHITECT, run, prepared, _context(prepared, run, iteration, sandbox))
@@ -148,7 +151,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
     if requirement is None:
         outcome = AgentOutcome(status=AgentStatus.INVALID_OUTPUT, message="no requirement from the architect: nothing to implement")
     else:
-        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
+        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         try:
             sandbox.write_file(REQUIREMENT_FILE, requirement)
             outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement))
