@@ -8,6 +8,7 @@
     evoci sql "QUERY"               query the results database (read-only)
     evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
+    evoci agents install|list       the agent CLIs evoci runs (see evoci/agents/cli.py)
     evoci server | serve | retry    operate from the Prefect UI (see evoci/cli_ops.py)
 """
 
@@ -51,12 +52,19 @@ def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
     return options
 
 
-def _config(args: argparse.Namespace):
+def _config(args: argparse.Namespace, protocol: str = "swe-ci"):
+    """The run's config from the options; a preset agent (--agent claude-code …) resolved for ``protocol``."""
+    from evoci.agents.cli_agent import resolve
     from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 
     agent_options = _parse_options(args.agent_option, "--agent-option")
-    architect = AgentConfig(kind=args.agent, model=args.architect_model or args.model, options=agent_options)
-    programmer = AgentConfig(kind=args.agent, model=args.programmer_model or args.model, options=agent_options)
+    architect = AgentConfig(kind=args.architect_agent or args.agent, model=args.architect_model or args.model,
+                            options=agent_options)
+    programmer = AgentConfig(kind=args.programmer_agent or args.agent, model=args.programmer_model or args.model,
+                             options=agent_options)
+    if protocol == "swe-ci":
+        architect = resolve(architect, protocol)
+    programmer = resolve(programmer, protocol)
     if args.architect_block:
         architect = _from_model_block(args.architect_block)
     if args.programmer_block:
@@ -67,8 +75,8 @@ def _config(args: argparse.Namespace):
 
         sandbox = SandboxBlock.load(args.sandbox_block).config()
     return RunConfig(
-        run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
-        sandbox=sandbox,
+        protocol=protocol, run_id=args.run_id, max_iterations=args.max_iterations, architect=architect,
+        programmer=programmer, sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
         code_quality=getattr(args, "code_quality", False),
         attempts=args.attempts, grade_every_step=args.grade_every_step,
@@ -106,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.protocol == "swe-bench-cl" or (args.protocol is None and is_cl_dataset(args.dataset)):
         from evoci.swe_bench_cl.cli import cmd_run_continual
 
-        return cmd_run_continual(args, _config(args).model_copy(update={"protocol": "swe-bench-cl"}))
+        return cmd_run_continual(args, _config(args, "swe-bench-cl"))
     from evoci.datasets import dataset_name
     from evoci.identity import check_run
     from evoci.report import console_for_output, print_report
@@ -126,14 +134,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         except DatasetError as exc:
             console.print(f"[red]{exc}[/]")
             return 2
-    config = _config(args)
     nitr = is_nitr_source(args.dataset)
+    config = _config(args, "nitr" if nitr else "swe-ci")
     name = dataset_name(args.dataset)
     if nitr:
         from evoci.nitr.loader import load_suite
         from evoci.nitr.suites import run_dataset_name, suite_root
 
-        config = config.model_copy(update={"protocol": "nitr"})
         name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
     run = RunContext.create(config, name, home=args.home, db=args.db)
     check_run(Path(run.db), run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
@@ -182,7 +189,7 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     from evoci.settings import Paths
 
     console = console_for_output()
-    config = _config(args).model_copy(update={"protocol": "swe-evo"})
+    config = _config(args, "swe-evo")
     if args.predictions:
         path = Path(args.predictions).absolute()
         if not path.is_file():
@@ -234,8 +241,11 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command; "
+    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command, or an "
+                   "agent CLI: claude-code, codex, opencode, mini-swe-agent, aider (install with `evoci agents install`); "
                    "SWE-EVO also: gold, empty; NITR also: reference, api (default: replay, the real history)")
+    p.add_argument("--architect-agent", metavar="AGENT", help="the architect's agent (default: --agent)")
+    p.add_argument("--programmer-agent", metavar="AGENT", help="the programmer's agent (default: --agent)")
     p.add_argument("--model", help="model for both roles (llm agent)")
     p.add_argument("--architect-model", help="model for the architect (default: --model)")
     p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
@@ -325,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     from evoci.cli_curate import register as register_curate
 
     register_curate(sub)
+    from evoci.agents.cli import register as register_agents
+
+    register_agents(sub)
     return parser
 
 

@@ -18,11 +18,14 @@ The sandbox hands commands no secrets: a key the CLI needs is passed by name in
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, AgentContext, AgentOutcome, AgentStatus, ModelCall, Role
+from evoci.agents.cli_agent import PresetCall, PresetSpec
 from evoci.agents.llm import prompts
 from evoci.agents.llm.config import parse_options
 from evoci.agents.requirement import validate_requirement
@@ -39,8 +42,10 @@ class CommandConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     command: list[str] = Field(min_length=1)
-    """The command template. Placeholders: {prompt_file}, {requirement_file}, {role},
-    {iteration}, {max_iterations}, {model} (AgentConfig.model, or '' when unset)."""
+    """The command template. Placeholders: {prompt} (the prompt's text), {prompt_file} (the same
+    text in a file), {requirement_file}, {role}, {iteration}, {max_iterations}, {model}
+    (AgentConfig.model, or '' when unset); an argument that is exactly {source_files} becomes one
+    argument per source file of the workspace (tests and hidden files left out)."""
     timeout_s: float = Field(3600.0, gt=0)
     """Kill the command (and everything it started) after this many seconds → LIMIT."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -49,6 +54,11 @@ class CommandConfig(BaseModel):
     """Names of this process's environment variables handed to the command (API keys)."""
     name: str | None = None
     """The agent's name in results; default 'command:<program>'."""
+    preset: PresetSpec | None = None
+    """Set by ``--agent claude-code`` and the other presets (``evoci.agents.cli_agent``)."""
+    max_try: int = Field(1, ge=1)
+    """The official SWE-CI harness's retry rule: a run that fails (non-zero exit, no valid
+    requirement.xml) is tried again from the same input commit, up to this many times."""
 
 
 class CommandAgent:
@@ -68,20 +78,22 @@ class CommandAgent:
     def run(self, ctx: AgentContext) -> AgentOutcome:
         cfg, sandbox = self.config, ctx.sandbox
         previous = _read(ctx, REQUIREMENT_FILE) if self.role is Role.ARCHITECT else None
-        sandbox.write_file(PROMPT_FILE, self.prompt(ctx))
+        prompt = self.prompt(ctx)
+        sandbox.write_file(PROMPT_FILE, prompt)
         fields = {
-            "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
+            "prompt": prompt, "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
             "iteration": ctx.iteration, "max_iterations": ctx.max_iterations, "model": self.model or "",
         }  # fmt: skip
-        try:
-            argv = [part.format(**fields) for part in cfg.command]
-        except (KeyError, IndexError, ValueError) as exc:
-            raise InputError(
-                f"the command template {cfg.command} has an unknown placeholder or stray brace ({exc}) — "
-                f"use {{{', '.join(fields)}}} and write literal braces as {{{{ and }}}}"
-            ) from None
+        preset = PresetCall(cfg.preset, sandbox.visible_root) if cfg.preset else None
+        if preset:
+            fields.update(preset.fields())
+        argv = _fill_template(cfg.command, fields, sandbox.workspace)
+        env = preset.env(cfg.env, fields) if preset else dict(cfg.env)
+        if preset:
+            preset.prepare(sandbox, fields)
+            argv = preset.wrap(argv)
         secrets = {name: os.environ[name] for name in cfg.pass_env if name in os.environ}
-        result = sandbox.exec(argv, env={**cfg.env, **secrets}, timeout=cfg.timeout_s)
+        result = sandbox.exec(argv, env={**env, **secrets}, timeout=cfg.timeout_s)
         scrub = _scrubber(secrets.values())
         if result.timed_out:
             status, message = AgentStatus.LIMIT, f"the command timed out after {cfg.timeout_s:g} s"
@@ -103,6 +115,10 @@ class CommandAgent:
             "timed_out": result.timed_out, "duration_s": result.duration_s,
             "stdout_tail": scrub(result.stdout[-TAIL_CHARS:]), "stderr_tail": scrub(result.stderr[-TAIL_CHARS:]),
         }  # fmt: skip
+        if preset:
+            usage, kept, answer = preset.after(sandbox.workspace, result.stdout)
+            step.update(preset=cfg.preset.name, version=cfg.preset.version, cli_usage=asdict(usage) if usage else None,
+                        cli_files={k: scrub(v) for k, v in kept.items()}, answer=scrub(answer))
         return AgentOutcome(status=status, message=message, calls=[call], trajectory=[step], seconds=result.duration_s)
 
     def prompt(self, ctx: AgentContext) -> str:
@@ -119,6 +135,39 @@ class CommandAgent:
         if errors:
             return AgentStatus.INVALID_OUTPUT, f"{REQUIREMENT_FILE} is invalid: " + "; ".join(errors)
         return AgentStatus.OK, "the command wrote a valid requirement.xml"
+
+
+def _fill_template(template: list[str], fields: dict[str, Any], workspace: Path) -> list[str]:
+    argv: list[str] = []
+    for part in template:
+        if part == "{source_files}":
+            argv += source_files(workspace)
+            continue
+        try:
+            argv.append(part.format(**fields))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise InputError(
+                f"the command template {template} has an unknown placeholder or stray brace ({exc}) — "
+                f"use {{{', '.join(fields)}}} or {{source_files}}, and write literal braces as {{{{ and }}}}"
+            ) from None
+    return argv
+
+
+SOURCE_LIMIT = 400  # {source_files}: at most this many (a CLI given a huge tree is given its top)
+
+
+def source_files(workspace: Path) -> list[str]:
+    """The workspace's files an editing CLI may be handed: not hidden, not tests, not links."""
+    found: list[str] = []
+    for folder, dirs, names in os.walk(workspace, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("tests", "test", "__pycache__"))
+        rel = Path(folder).relative_to(workspace)
+        for name in sorted(names):
+            path = Path(folder) / name
+            if name.startswith(".") or path.is_symlink() or name.startswith("test_") or name.endswith(".pyc"):
+                continue
+            found.append((rel / name).as_posix())
+    return found[:SOURCE_LIMIT]
 
 
 def _read(ctx: AgentContext, path: str) -> str | None:
