@@ -28,7 +28,7 @@ from evoci.agents import install
 from evoci.agents.presets import HOME_DIR, PRESETS, Preset
 from evoci.domain import AgentConfig
 from evoci.errors import InputError
-from evoci.gateway import CliUsage
+from evoci.gateway import CliUsage, placeholders, sandbox_env
 
 SEED_DIR = ".evoci/agent-seed"  # the HOME files, copied into a fresh HOME by the command itself
 KEPT_BYTES = 2_000_000  # how much of the CLI's own session files the trajectory keeps
@@ -128,7 +128,7 @@ class PresetCall:
         self.home = f"{visible_root}/{HOME_DIR}"
 
     def fields(self) -> dict[str, str]:
-        return {"program": str(self.installed.program), "home": self.home}
+        return {**placeholders(), "program": str(self.installed.program), "home": self.home}
 
     def prepare(self, sandbox, fields: dict[str, Any]) -> None:
         """Write the HOME files (filled by name: their JSON braces stay) where the prelude copies them from."""
@@ -142,7 +142,7 @@ class PresetCall:
 
     def env(self, env: dict[str, str], fields: dict[str, Any]) -> dict[str, str]:
         filled = {k: _fill(v, fields) for k, v in env.items()}
-        return {**filled, "HOME": self.home}
+        return {**sandbox_env(), **filled, "HOME": self.home}
 
     def after(self, workspace: Path, stdout: str) -> tuple[CliUsage | None, dict[str, str], str]:
         """The CLI's own usage, its kept session files (HOME-relative path → text) and its final answer."""
