@@ -298,3 +298,6 @@ create table if not exists cl_retrievals (
     seconds           double not null,    -- the retrieval's time (embedding the query + the search)
     primary key (run_id, task_id, iteration, attempt, rank)
 );
+-- A call whose price evoci does not know has cost NULL (unknown), never 0 (free).
+alter table agent_calls alter column cost_usd drop not null;
+alter table agent_calls alter column cost_usd drop default;

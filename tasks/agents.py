@@ -90,6 +90,9 @@ def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContex
     ctx.on_call = on_call
     tries = int(config.options.get("max_try", 1) or 1) if config.kind == "command" and fresh else 1
     earlier: list[AgentOutcome] = []
+    # The model gateway's request/response transcript of this node execution (an agent CLI's).
+    ctx.transcript = (run.paths.artifacts(run.run_id, task_id) / "gateway"
+                      / f"iteration-{ctx.iteration}-{role.value}-{paid.node_run}.jsonl")
     try:
         outcome = make_agent(role, config).run(ctx)
         while outcome.status is not AgentStatus.OK and len(earlier) + 1 < tries:
@@ -122,7 +125,7 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     inject_fault(run.home, "architect", iteration)
     workspace = Workspace(Path(prepared.workspace))
     workspace.checkout(sha)
-    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
+    sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
     try:
         listed = write_non_passed(sandbox, report, targets)
 
@@ -161,7 +164,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
     if requirement is None:
         outcome = AgentOutcome(status=AgentStatus.INVALID_OUTPUT, message="no requirement from the architect: nothing to implement")
     else:
-        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths, network=True)
+        sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         try:
             sandbox.write_file(REQUIREMENT_FILE, requirement)
 

@@ -51,7 +51,7 @@ class ModelCall:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: the price is unknown (never shown as free)
     latency_s: float = 0.0
     finish_reason: str | None = None
     error: str | None = None
@@ -74,6 +74,9 @@ class AgentContext:
     # Called with each model call as soon as it is answered, so the harness records it at once
     # (a run killed mid-attempt keeps what it paid for). Agents that make calls should call it.
     on_call: Callable[[ModelCall], None] | None = None
+    # Where an agent behind the model gateway keeps its request/response transcript (JSON lines),
+    # set by the node; None = the transcript stays in the trajectory only.
+    transcript: Path | None = None
 
 
 @dataclass

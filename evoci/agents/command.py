@@ -11,8 +11,12 @@ validated like any architect's.
         "command": ["claude", "-p", "--model", "{model}", "--allowedTools", "Edit,Read", "@{prompt_file}"],
         "pass_env": ["ANTHROPIC_API_KEY"], "timeout_s": 1800})
 
-The sandbox hands commands no secrets: a key the CLI needs is passed by name in
-``pass_env`` (read from this process's environment at run time, never recorded).
+A CLI that needs its model gets the **model gateway** (the ``gateway`` option, a
+``GatewayConfig``): the command runs in a sandbox without network whose one way out is the
+gateway, holding a dummy key; every call it makes is accounted by the gateway, and an upstream
+that rejects the key or stays down ends the attempt as bad input or infrastructure, whatever the
+CLI's exit status (see ``evoci.gateway``). The sandbox hands commands no secrets; ``pass_env``
+hands variables by name (never a key: the gateway keeps keys on the host).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from evoci.agents.llm.config import parse_options
 from evoci.agents.requirement import validate_requirement
 from evoci.domain import AgentConfig
 from evoci.errors import InputError
+from evoci.gateway import CliUsage, GatewayConfig, open_gateway, placeholders, sandbox_env
+from evoci.gateway.server import Gateway
 
 PROMPT_FILE = f"{HARNESS_DIR}/prompt.md"
 TAIL_CHARS = 4000  # how much of stdout and stderr the trajectory keeps
@@ -59,6 +65,9 @@ class CommandConfig(BaseModel):
     max_try: int = Field(1, ge=1)
     """The official SWE-CI harness's retry rule: a run that fails (non-zero exit, no valid
     requirement.xml) is tried again from the same input commit, up to this many times."""
+    gateway: GatewayConfig | None = None
+    """The model upstream the command reaches through evoci's gateway; None = no model, no network.
+    Adds {gateway_url}, {openai_base_url} and {dummy_key} to the placeholders."""
 
 
 class CommandAgent:
@@ -76,13 +85,42 @@ class CommandAgent:
         return cls(Role(role), parse_options(CommandConfig, dict(cfg.options), "command"), model=cfg.model)
 
     def run(self, ctx: AgentContext) -> AgentOutcome:
+        if self.config.gateway is None:
+            return self.attempt(ctx, None)
+        with open_gateway(self.config.gateway, on_call=ctx.on_call, transcript=ctx.transcript) as gw:
+            try:
+                outcome = self.attempt(ctx, gw)
+            except Exception as exc:
+                if getattr(exc, "outcome", None) is None:
+                    exc.outcome = AgentOutcome(calls=list(gw.calls))  # type: ignore[attr-defined]
+                raise
+        outcome.calls = list(gw.calls)
+        outcome.trajectory.append({"role": "gateway", "totals": gw.totals(), "transcript": str(ctx.transcript) if ctx.transcript else gw.transcript,
+                                   "calls": [c.__dict__ for c in gw.calls]})
+        reported = next((step["cli_usage"] for step in outcome.trajectory if step.get("cli_usage")), None)
+        if reported:  # the CLI's own account beside the gateway's: a difference is recorded, never used
+            check = gw.cross_check(CliUsage(**reported))
+            outcome.trajectory[-1]["usage_check"] = {**asdict(check), "agrees": check.agrees}
+        if gw.failure is not None:
+            gw.failure.outcome = outcome  # type: ignore[attr-defined] - the calls already paid are recorded
+            gw.verdict()
+        if gw.limit:
+            outcome.status, outcome.message = AgentStatus.LIMIT, gw.limit
+        return outcome
+
+    def attempt(self, ctx: AgentContext, gw: Gateway | None) -> AgentOutcome:
+        """Run the command once, behind ``gw`` when the agent has a model."""
         cfg, sandbox = self.config, ctx.sandbox
+        if gw is not None and cfg.pass_env:
+            raise InputError(f"pass_env {cfg.pass_env} would hand host variables to a command behind the model "
+                             "gateway, which keeps the key on the host — drop pass_env")
         previous = _read(ctx, REQUIREMENT_FILE) if self.role is Role.ARCHITECT else None
         prompt = self.prompt(ctx)
         sandbox.write_file(PROMPT_FILE, prompt)
         fields = {
             "prompt": prompt, "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
             "iteration": ctx.iteration, "max_iterations": ctx.max_iterations, "model": self.model or "",
+            **(placeholders() if gw is not None else {}),
         }  # fmt: skip
         preset = PresetCall(cfg.preset, sandbox.visible_root) if cfg.preset else None
         if preset:
@@ -93,7 +131,10 @@ class CommandAgent:
             preset.prepare(sandbox, fields)
             argv = preset.wrap(argv)
         secrets = {name: os.environ[name] for name in cfg.pass_env if name in os.environ}
-        result = sandbox.exec(argv, env={**env, **secrets}, timeout=cfg.timeout_s)
+        if gw is None:
+            result = sandbox.exec(argv, env={**env, **secrets}, timeout=cfg.timeout_s)
+        else:
+            result = sandbox.exec(argv, env={**sandbox_env(), **env}, timeout=cfg.timeout_s, gateway=gw.endpoint)
         scrub = _scrubber(secrets.values())
         if result.timed_out:
             status, message = AgentStatus.LIMIT, f"the command timed out after {cfg.timeout_s:g} s"

@@ -71,7 +71,7 @@ def _claude_usage(stdout: str, files: dict[str, str]) -> CliUsage:
     # Anthropic's input_tokens excludes cache reads and writes; the gateway counts all input.
     total_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
     return CliUsage("claude -p --output-format json", total_in, usage.get("output_tokens"), cached,
-                    result.get("total_cost_usd"), result.get("num_turns"))
+                    result.get("total_cost_usd"))  # num_turns is not its number of requests
 
 
 def _claude_answer(stdout: str, files: dict[str, str]) -> str:
@@ -147,7 +147,7 @@ def _opencode_usage(stdout: str, files: dict[str, str]) -> CliUsage:
     return CliUsage("opencode run --format json step_finish",
                     sum(int(t.get("input") or 0) + int(c.get("read") or 0) + int(c.get("write") or 0) for t, c in zip(tokens, cache)),
                     sum(int(t.get("output") or 0) + int(t.get("reasoning") or 0) for t in tokens),
-                    sum(int(c.get("read") or 0) for c in cache), sum(float(s.get("cost") or 0) for s in steps), len(steps))
+                    sum(int(c.get("read") or 0) for c in cache), sum(float(s.get("cost") or 0) for s in steps))
 
 
 def _opencode_answer(stdout: str, files: dict[str, str]) -> str:

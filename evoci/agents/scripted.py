@@ -6,10 +6,14 @@ It speaks both wire protocols the LLM agents use, so the **real** ``openai`` and
 - OpenAI Chat Completions: ``POST /v1/chat/completions`` (non-streaming, ``tool_calls``
   with JSON-string ``arguments``, ``usage.prompt_tokens_details.cached_tokens``);
 - Anthropic Messages: ``POST /v1/messages`` (``tool_use`` blocks, ``usage`` with
-  ``cache_read_input_tokens``).
+  ``cache_read_input_tokens``);
+- OpenAI Responses: ``POST /v1/responses`` (``function_call`` output items, ``usage``).
+
+A request with ``stream: true`` gets server-sent events instead, as each provider streams them
+(``evoci.agents.scripted_stream``): the agent CLIs stream, and the gateway reads their usage.
 
 The script is a list of reply specs served in order, or a callable
-``(protocol, request_json) -> spec`` (``protocol`` is ``"openai"`` or ``"anthropic"``).
+``(protocol, request_json) -> spec`` (``protocol`` is ``"openai"``, ``"anthropic"`` or ``"responses"``).
 Build specs with ``text``, ``tool_call``, ``tool_calls``, ``rate_limited``,
 ``server_error``, ``rejected`` (401/403/404), ``context_overflow`` and ``refusal``; errors use each provider's real
 status codes and body shapes. Every request is recorded in ``server.requests``. With
@@ -27,9 +31,12 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from evoci.agents import scripted_stream as stream
+
 Spec = dict[str, Any]
 Script = Iterable[Spec] | Callable[[str, dict[str, Any]], Spec | None]
-PATHS = {"/v1/chat/completions": "openai", "/chat/completions": "openai", "/v1/messages": "anthropic"}
+PATHS = {"/v1/chat/completions": "openai", "/chat/completions": "openai", "/v1/messages": "anthropic",
+         "/v1/responses": "responses", "/responses": "responses"}
 
 
 def text(content: str, *, usage: dict[str, int] | None = None, **extra: Any) -> Spec:
@@ -132,6 +139,16 @@ class ScriptedLLMServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0)).decode()
                 status, headers, body = server._handle(self.path, dict(self.headers.items()), raw)
+                if isinstance(body, list):  # server-sent events, one chunk each
+                    self.send_response(status)
+                    for name, value in {"content-type": "text/event-stream", "cache-control": "no-cache",
+                                        "transfer-encoding": "chunked", **headers}.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    for event in [*body, b""]:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        self.wfile.flush()
+                    return
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 for name, value in {"content-type": "application/json", **headers}.items():
@@ -173,7 +190,7 @@ class ScriptedLLMServer:
         return f"{self.url}/v1" if protocol == "openai" else self.url
 
     # -- answering -------------------------------------------------------------------------
-    def _handle(self, path: str, headers: dict[str, str], raw: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+    def _handle(self, path: str, headers: dict[str, str], raw: str) -> tuple[int, dict[str, str], Any]:
         protocol = PATHS.get(path.split("?", 1)[0])
         body = json.loads(raw or "{}")
         with self._lock:
@@ -182,7 +199,7 @@ class ScriptedLLMServer:
             serial = self._ids
         if protocol is None:
             return 404, {}, {"error": {"message": f"no route {path}", "type": "not_found"}}
-        problem = _check_conversation(protocol, body) if self.strict else None
+        problem = _check_conversation(protocol, body) if self.strict and protocol != "responses" else None
         if problem:
             return self._error(protocol, {"error": "invalid", "message": problem})
         spec = self._next(protocol, body)
@@ -194,8 +211,13 @@ class ScriptedLLMServer:
         if spec.get("error"):
             return self._error(protocol, spec)
         usage = _usage(spec, raw)
-        render = _openai_reply if protocol == "openai" else _anthropic_reply
-        return 200, {}, render(spec, body.get("model", "scripted"), usage, serial)
+        render = {"openai": _openai_reply, "anthropic": _anthropic_reply, "responses": stream.responses_reply}[protocol]
+        reply = render(spec, body.get("model", "scripted"), usage, serial)
+        if not body.get("stream"):
+            return 200, {}, reply
+        if protocol == "openai":
+            return 200, {}, stream.openai_stream(reply, bool((body.get("stream_options") or {}).get("include_usage")))
+        return 200, {}, stream.anthropic_stream(reply) if protocol == "anthropic" else stream.responses_stream(reply)
 
     def _next(self, protocol: str, body: dict[str, Any]) -> Spec | None:
         if callable(self._script):
@@ -205,7 +227,7 @@ class ScriptedLLMServer:
 
     def _error(self, protocol: str, spec: Spec) -> tuple[int, dict[str, str], dict[str, Any]]:
         headers = dict(spec.get("headers") or {})
-        if protocol == "openai":
+        if protocol != "anthropic":
             status, kind, code, message = _OPENAI_ERRORS[spec["error"]]
             body = {"error": {"message": spec.get("message") or message, "type": kind, "param": None, "code": code}}
             return spec.get("status", status), {"x-request-id": "req_scripted", **headers}, body

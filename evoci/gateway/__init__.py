@@ -75,15 +75,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.agents.llm.prices import Price
 from evoci.domain import AgentConfig
-
-SANDBOX_PORT = 4780
-"""The gateway's port on 127.0.0.1 inside every agent sandbox (its own network namespace)."""
-SANDBOX_DIR = "/evoci-gateway"
-"""Where the folder holding the gateway's socket (and the bridge) is mounted in the sandbox."""
-SOCKET_NAME = "gateway.sock"
-DUMMY_KEY = "evoci-gateway-dummy-key"
-"""What the command holds as its API key; the gateway replaces it with the real one."""
-GATEWAY_URL = f"http://127.0.0.1:{SANDBOX_PORT}"
+from evoci.gateway.endpoint import (DUMMY_KEY, GATEWAY_URL, SANDBOX_DIR, SANDBOX_PORT, SOCKET_NAME, GatewayEndpoint,
+                                    bridge_command, placeholders, sandbox_env)
 
 Upstream = Literal["anthropic", "openai", "openai-compatible"]
 PUBLIC_APIS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
@@ -124,31 +117,6 @@ class GatewayConfig(BaseModel):
 def needs_gateway(agent: AgentConfig) -> bool:
     """True when the agent reaches a model through the gateway (it has a ``gateway`` option)."""
     return agent.kind != "replay" and bool(agent.options.get("gateway"))
-
-
-@dataclass(frozen=True)
-class GatewayEndpoint:
-    """What a sandbox needs to serve the gateway into a command: the host folder holding the socket."""
-
-    host_dir: str  # host folder with SOCKET_NAME (bound at SANDBOX_DIR)
-
-
-def sandbox_env() -> dict[str, str]:
-    """The environment variables a command behind the gateway gets (no secret among them)."""
-    return {
-        "EVOCI_GATEWAY_URL": GATEWAY_URL,
-        "ANTHROPIC_BASE_URL": GATEWAY_URL,
-        "OPENAI_BASE_URL": f"{GATEWAY_URL}/v1",
-        "OPENAI_API_BASE": f"{GATEWAY_URL}/v1",  # litellm's older name (mini-swe-agent, aider)
-        "ANTHROPIC_API_KEY": DUMMY_KEY,
-        "ANTHROPIC_AUTH_TOKEN": DUMMY_KEY,
-        "OPENAI_API_KEY": DUMMY_KEY,
-    }
-
-
-def placeholders() -> dict[str, str]:
-    """Command-template placeholders for the gateway: {gateway_url}, {openai_base_url}, {dummy_key}."""
-    return {"gateway_url": GATEWAY_URL, "openai_base_url": f"{GATEWAY_URL}/v1", "dummy_key": DUMMY_KEY}
 
 
 @dataclass(frozen=True)
@@ -194,6 +162,7 @@ __all__ = [
     "GatewayConfig",
     "GatewayEndpoint",
     "UsageCheck",
+    "bridge_command",
     "needs_gateway",
     "open_gateway",
     "placeholders",

@@ -6,8 +6,8 @@ no isolation: an explicit opt-in for trusted agents). The docker sandbox is impo
 asked for, so the local one works without the docker SDK.
 
 ``ephemeral=True`` (the test node) gives commands a private copy of the root: what the code under
-test writes never reaches the host. ``network=True`` lets an agent's own commands reach the
-network (an external agent CLI); tests never get it.
+test writes never reaches the host. No sandbox has a network: an agent that needs its model gets
+the model gateway for one command (``exec(..., gateway=endpoint)``, see ``evoci.gateway``).
 """
 
 from __future__ import annotations
@@ -48,10 +48,14 @@ UNAVAILABLE_HINT = ("use --sandbox docker, or install bubblewrap (Debian: apt-ge
 
 
 def _open_local(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                *, ephemeral: bool, network: bool) -> Sandbox:
+                *, ephemeral: bool) -> Sandbox:
     reason = bwrap.available()
     if reason:
         raise InputError(f"the local sandbox cannot isolate commands: {reason} — {UNAVAILABLE_HINT}")
+    if "agent_network" in config.options:
+        raise InputError("the local sandbox option agent_network is gone: an agent sandbox has no network, and an "
+                         "agent reaches its model through evoci's model gateway — give the agent a 'gateway' option "
+                         "(see the README, 'The model gateway') and drop agent_network")
     try:
         options = bwrap.BwrapOptions(**config.options)
     except ValidationError as exc:
@@ -59,16 +63,16 @@ def _open_local(config: SandboxConfig, workspace: Path, environment: Environment
         raise InputError(f"bad local sandbox option: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']} — "
                          f"the options are: {names}") from None
     return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), isolation=options,
-                        ephemeral=ephemeral, network=network and options.agent_network)
+                        ephemeral=ephemeral)
 
 
 def _open_host(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-               *, ephemeral: bool, network: bool) -> Sandbox:
+               *, ephemeral: bool) -> Sandbox:
     return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment))
 
 
 def _open_docker(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                 *, ephemeral: bool, network: bool) -> Sandbox:
+                 *, ephemeral: bool) -> Sandbox:
     from evoci.sandbox.docker import open_docker_sandbox
 
     return open_docker_sandbox(config, workspace, environment, paths, ephemeral=ephemeral)
@@ -78,10 +82,10 @@ SANDBOXES: dict[str, Opener] = {"docker": _open_docker, "host": _open_host, "loc
 
 
 def open_sandbox(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                 *, ephemeral: bool = False, network: bool = False) -> Sandbox:
+                 *, ephemeral: bool = False) -> Sandbox:
     """A ready sandbox of ``config.kind`` over ``workspace``, with ``environment`` built or reused."""
     try:
         opener = SANDBOXES[config.kind]
     except KeyError:
         raise ValueError(f"unknown sandbox {config.kind!r} — choose one of: {', '.join(sorted(SANDBOXES))}") from None
-    return opener(config, workspace, environment, paths, ephemeral=ephemeral, network=network)
+    return opener(config, workspace, environment, paths, ephemeral=ephemeral)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evoci.errors import InputError
 from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES
 
 SANDBOX_ROOT = "/workspace"
@@ -68,10 +69,9 @@ class BwrapOptions(BaseModel):
     """Size of the tmpfs at /tmp and of the one at HOME."""
     tree_bytes: int = Field(4 * GIB, gt=0)
     """Size of the tmpfs an ephemeral root is copied into."""
-    agent_network: bool = False
-    """Let agent commands reach the network (an external agent CLI calling its model); tests never do."""
     ro_paths: tuple[str, ...] = ()
-    """Extra host folders made visible read-only at their own paths (an agent CLI's installation)."""
+    """Extra host folders made visible read-only at their own paths: an agent CLI's installation.
+    Never a folder that holds the workspace, a home or evoci's home (refused)."""
 
 
 @functools.cache
@@ -101,13 +101,18 @@ def command(
     env: Mapping[str, str],
     read_only: list[Path],
     options: BwrapOptions,
-    network: bool = False,
+    gateway_dir: str | None = None,
     ephemeral: bool = False,
 ) -> list[str]:
-    """The argv that runs ``cmd`` isolated, with ``root`` at /workspace and ``cwd`` relative to it."""
+    """The argv that runs ``cmd`` isolated, with ``root`` at /workspace and ``cwd`` relative to it.
+
+    ``gateway_dir`` (a host folder holding the model gateway's socket) is bound read-only at
+    ``evoci.gateway.SANDBOX_DIR`` and bridged to 127.0.0.1 of the command's own network namespace
+    before the command starts: the one address it can reach.
+    """
+    from evoci.gateway import endpoint as gateway  # here: evoci.gateway imports the agents, which import sandboxes
+
     argv = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
-    if network:
-        argv.append("--share-net")
     argv += _system_binds()
     # The fresh folders first: a read-only bind below /tmp (an environment under a home in /tmp)
     # must land on top of the tmpfs, not under it.
@@ -116,6 +121,8 @@ def command(
              "--size", str(options.tmp_bytes), "--tmpfs", SANDBOX_HOME]  # fmt: skip
     for path in _unique_existing(read_only):
         argv += ["--ro-bind", str(path), str(path)]
+    if gateway_dir:
+        argv += ["--ro-bind", gateway_dir, gateway.SANDBOX_DIR]
     if ephemeral:
         argv += ["--ro-bind", str(root), _SOURCE, "--size", str(options.tree_bytes), "--tmpfs", SANDBOX_ROOT,
                  "--size", str(REPORT_DIR_BYTES), "--tmpfs", REPORT_DIR]
@@ -127,24 +134,65 @@ def command(
               f"--cpu={options.cpu_seconds}", f"--nofile={options.open_files}", "--core=0",
               f"--nproc={options.pids}", "--"]  # fmt: skip
     copy = f"cp -a {_SOURCE}/. {SANDBOX_ROOT}/ && " if ephemeral else ""
-    script = f'{copy}cd "$0" && exec "$@"'
+    bridge = f"{gateway.bridge_command()} && " if gateway_dir else ""
+    script = f'{copy}{bridge}cd "$0" && exec "$@"'
     return [*argv, "--chdir", "/", "--", "/bin/sh", "-c", script, where, *limits, *cmd]
 
 
-def read_only_for(program: str, search_path: str) -> list[Path]:
-    """Host folders a program needs to be visible: its installation (a virtualenv and its base)."""
+def read_only_for(program: str, search_path: str, *, workspace: Path, installs: tuple[str, ...] = ()) -> list[Path]:
+    """Host paths a program needs visible: its installation, never a folder that holds more.
+
+    A program in a system folder or in one of ``installs`` (declared installation folders) needs
+    nothing more; in a virtualenv, that virtualenv and its base interpreter; anywhere else (a
+    project's ``bin/``, ``~/bin``, ``/tmp``) only the program file itself — its folder may hold
+    runs, results, the oracle or a home. A relative path with a slash is the workspace's
+    (``InputError`` when it is not there); an installation that holds the workspace or a home is
+    refused with ``InputError``.
+    """
+    if "/" in program and not os.path.isabs(program):
+        if not (workspace / program).is_file():
+            raise InputError(f"the program {program!r} is a relative path, looked up in the workspace, and the "
+                             "workspace has no such file — give the absolute path of its installation")
+        return []
     found = program if os.path.isabs(program) else shutil.which(program, path=search_path)
     if not found:
         return []
-    exe = Path(found)
-    roots = [exe.parent]
-    for candidate in (exe.parent.parent, Path(os.path.realpath(exe)).parent.parent):
+    exe, real = Path(os.path.abspath(found)), Path(os.path.realpath(found))
+    if all(_within(p, (*_system_roots(), *map(Path, installs))) for p in (exe, real)):
+        return []
+    for candidate in (exe.parent.parent, real.parent.parent):
         if (candidate / "pyvenv.cfg").is_file():
-            roots.append(candidate)
-            roots += venv_base(candidate)
-        elif candidate != Path("/"):
-            roots.append(candidate)
-    return roots
+            refuse_install(candidate, workspace)
+            return [candidate, *venv_base(candidate)]
+    return [exe] if exe == real else [exe, real]
+
+
+def refuse_install(path: Path, workspace: Path) -> None:
+    """``InputError`` when ``path`` may not be mounted as an installation: it holds (or is) the
+    workspace's folders (runs, results, the oracle), a home, or evoci's files."""
+    path = Path(os.path.realpath(path))
+    homes = {Path(os.path.realpath(h)) for h in (os.path.expanduser("~"), "/root", "/home") if h}
+    reasons = []
+    if Path(os.path.realpath(workspace)).is_relative_to(path):
+        reasons.append("it holds the workspace and the run's other folders (the oracle among them)")
+    if any(home.is_relative_to(path) for home in homes):
+        reasons.append("it is or holds a home folder")
+    if any((p / "evoci.duckdb").exists() or p.name == ".evoci" for p in (path, *path.parents)):
+        reasons.append("it is inside evoci's home (runs and results)")
+    if len(path.parts) <= 2 and not _within(path, _system_roots()):
+        reasons.append("it is a top-level folder")
+    if reasons:
+        raise InputError(f"the folder {path} cannot be mounted into the sandbox as a program's installation: "
+                         f"{'; '.join(reasons)} — install the program in its own folder (a virtualenv, a system "
+                         "prefix or evoci's tools folder) and name that folder")
+
+
+def _system_roots() -> tuple[Path, ...]:
+    return tuple(Path("/") / name for name in _SYSTEM)
+
+
+def _within(path: Path, roots: tuple[Path, ...]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
 
 
 def venv_base(venv: Path) -> list[Path]:

@@ -20,12 +20,17 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from evoci.errors import SandboxError
 from evoci.sandbox import bwrap
 from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, resolve_inside
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
 from evoci.sandbox.scrub import scrubbed_env
+
+if TYPE_CHECKING:
+    from evoci.gateway.endpoint import GatewayEndpoint
 
 # Harness variables that describe the host, not the sandbox: bubblewrap sets its own.
 _HOST_ONLY = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP"})
@@ -43,7 +48,6 @@ class LocalSandbox:
         base_env: Mapping[str, str] | None = None,
         isolation: bwrap.BwrapOptions | None = None,
         ephemeral: bool = False,
-        network: bool = False,
     ):
         self._workspace = Path(workspace).resolve()
         self.environment = environment
@@ -51,7 +55,6 @@ class LocalSandbox:
         self._base_env = dict(base_env) if base_env is not None else None
         self.isolation = isolation
         self.ephemeral = ephemeral  # isolated only: what commands write never reaches the host
-        self.network = network
 
     @property
     def workspace(self) -> Path:
@@ -74,19 +77,28 @@ class LocalSandbox:
         env: dict[str, str] | None = None,
         timeout: float,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        gateway: GatewayEndpoint | None = None,
     ) -> ExecResult:
-        """Run ``cmd`` in the virtualenv with a scrubbed environment; ``env`` is added on top."""
+        """Run ``cmd`` in the virtualenv with a scrubbed environment; ``env`` is added on top.
+
+        ``gateway``: serve the model gateway into the command (its only way out; isolated only)."""
         where = resolve_inside(self._workspace, cwd)
         if self.isolation is None:
+            if gateway is not None:
+                raise SandboxError("the model gateway needs an isolated sandbox (local or docker), not host")
             return run_process(cmd, cwd=where, env=self._host_env(env), timeout=timeout, output_limit=output_limit)
         sandbox_env = self._isolated_env(env)
+        for path in self.isolation.ro_paths:
+            bwrap.refuse_install(Path(path), self._workspace)
         visible = [self.environment.path, *bwrap.venv_base(self.environment.path),
                    *map(Path, self.isolation.ro_paths)]  # fmt: skip
         if cmd:
-            visible += bwrap.read_only_for(cmd[0], sandbox_env["PATH"])
+            visible += bwrap.read_only_for(cmd[0], sandbox_env["PATH"], workspace=self._workspace,
+                                           installs=(str(self.environment.path), *self.isolation.ro_paths))
         argv = bwrap.command(
             cmd, root=self._workspace, cwd=str(where.relative_to(self._workspace)), env=sandbox_env,
-            read_only=visible, options=self.isolation, network=self.network, ephemeral=self.ephemeral,
+            read_only=visible, options=self.isolation, ephemeral=self.ephemeral,
+            gateway_dir=gateway.host_dir if gateway else None,
         )
         with bwrap.pids_cgroup(self.isolation.pids) as prefix:
             return run_process([*prefix, *argv], cwd=self._workspace, env={"PATH": _SYSTEM_PATH},

@@ -4,7 +4,7 @@
 --        models mid-run has one row per model; sum over model for the role's total).
 --
 -- Formula: sums over `agent_calls` — calls = count(*); input_tokens (includes cached input
---   tokens), output_tokens, cached_tokens, cost_usd = Σ; errors = calls whose `error` is not
+--   tokens), output_tokens, cached_tokens, cost_usd = Σ (NULL when any call's cost is unknown: a model without a price); errors = calls whose `error` is not
 --   NULL; latency_s = Σ latency_s; avg_cost_usd_per_call = cost_usd / calls.
 --
 -- Edge cases: retried attempts are included (their cost was paid). Roles that made no call
@@ -24,10 +24,10 @@ final as (
         sum(input_tokens) as input_tokens,
         sum(output_tokens) as output_tokens,
         sum(cached_tokens) as cached_tokens,
-        sum(cost_usd) as cost_usd,
+        if(count(cost_usd) = count(*), sum(cost_usd), null) as cost_usd,
         count(error) as errors,
         coalesce(sum(latency_s), 0) as latency_s,
-        sum(cost_usd) / count(*) as avg_cost_usd_per_call
+        if(count(cost_usd) = count(*), sum(cost_usd), null) / count(*) as avg_cost_usd_per_call
     from agent_calls
     group by run_id, role, model
 )

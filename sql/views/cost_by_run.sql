@@ -5,7 +5,7 @@
 --
 -- Formula: sums over `agent_calls` of the run, every task, iteration, attempt and role —
 --   calls = count(*); input_tokens (includes cached input tokens), output_tokens,
---   cached_tokens, cost_usd = Σ; errors = calls whose `error` is not NULL;
+--   cached_tokens, cost_usd = Σ (NULL when any call's cost is unknown: a model without a price); errors = calls whose `error` is not NULL;
 --   latency_s = Σ latency_s (model time, not wall time: calls may overlap).
 --
 -- Edge cases: retried attempts are included — their cost was paid. The replay agent records
@@ -22,7 +22,7 @@ run_calls as (
         sum(input_tokens) as input_tokens,
         sum(output_tokens) as output_tokens,
         sum(cached_tokens) as cached_tokens,
-        sum(cost_usd) as cost_usd,
+        if(count(cost_usd) = count(*), sum(cost_usd), null) as cost_usd,
         count(error) as errors,
         coalesce(sum(latency_s), 0) as latency_s
     from agent_calls
@@ -37,7 +37,7 @@ final as (
         coalesce(c.input_tokens, 0) as input_tokens,
         coalesce(c.output_tokens, 0) as output_tokens,
         coalesce(c.cached_tokens, 0) as cached_tokens,
-        coalesce(c.cost_usd, 0) as cost_usd,
+        if(c.calls is null, 0, c.cost_usd) as cost_usd,
         coalesce(c.errors, 0) as errors,
         coalesce(c.latency_s, 0) as latency_s
     from runs

@@ -38,8 +38,8 @@ class DockerOptions(BaseModel):
     tmp_bytes: int = Field(1024**3, gt=0, description="Size of the tmpfs at /tmp (also HOME) in every container.")
     network: str = Field(
         "none",
-        description="Network of test-run containers: 'none' (default) or a Docker network name. "
-        "Image builds always have the network (pip needs it).",
+        description="Network of agent and test containers: 'none', the only value (an agent reaches its model "
+        "through evoci's model gateway). Image builds always have the network (pip needs it).",
     )
     ca_bundle: str | None = Field(
         default_factory=lambda: os.environ.get("EVOCI_CA_BUNDLE") or None,
@@ -64,6 +64,15 @@ class DockerOptions(BaseModel):
         validation_alias=AliasChoices("docker_host", "base_url"),
         description="Engine address, e.g. 'unix:///run/docker.sock'; default: $DOCKER_HOST or the local socket.",
     )
+
+    @field_validator("network")
+    @classmethod
+    def _no_network(cls, value: str) -> str:
+        if value != "none":
+            raise ValueError(f"network {value!r} would let agent and test containers reach other hosts and the "
+                             "host's own services; containers run with network 'none' and an agent reaches its model "
+                             "through the gateway — drop the network option")
+        return value
 
     @field_validator("memory")
     @classmethod

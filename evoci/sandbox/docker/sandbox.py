@@ -5,7 +5,8 @@ The workspace folder on the host is mounted at ``/workspace``; ``read_file`` and
 grading tree) mounts the folder read-only at ``/evoci-src`` and copies it into a size-capped
 tmpfs at ``/workspace`` first: the code under test writes where it runs, and nothing it writes
 reaches the host. Every ``exec`` creates a container from the
-task image, with no network (``network_mode="none"`` unless configured), CPU, memory (no swap)
+task image, with no network (``network_mode="none"``; an agent's model is served into it by the
+gateway, see ``evoci.gateway``), CPU, memory (no swap)
 and process-count limits, all capabilities dropped, as the caller's uid:gid (so files the
 command writes stay the caller's), and an environment made of the caller's variables plus
 the allow-listed, non-secret part of the harness's (locale, time zone) — never its API keys.
@@ -35,6 +36,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import docker
 import docker.errors
@@ -47,6 +49,9 @@ from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavai
 from evoci.sandbox.docker.options import DockerOptions
 from evoci.sandbox.process import BoundedCapture
 from evoci.sandbox.scrub import scrubbed_env
+
+if TYPE_CHECKING:
+    from evoci.gateway.endpoint import GatewayEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -110,15 +115,19 @@ class DockerSandbox:
         env: dict[str, str] | None = None,
         timeout: float,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        gateway: GatewayEndpoint | None = None,
     ) -> ExecResult:
-        """Run ``cmd`` in a fresh container; remove it afterwards (see the module docstring for what raises)."""
+        """Run ``cmd`` in a fresh container; remove it afterwards (see the module docstring for what raises).
+
+        ``gateway``: the model gateway's socket folder is mounted read-only and bridged to
+        127.0.0.1 of the container's own (``none``) network before the command starts."""
         where = resolve_inside(self._workspace, cwd)
         if not where.is_dir() and not self.ephemeral:  # the engine would create it, owned by root, on the host
             raise ContainerError(f"working folder {cwd!r} does not exist in the workspace {self._workspace}")
         relative = where.relative_to(self._workspace).as_posix()
         workdir = posixpath.normpath(posixpath.join(CONTAINER_WORKSPACE, relative))
         with slot(self.options.concurrency_limit_name):
-            return self._run(list(cmd), workdir, self._env(env), timeout, output_limit)
+            return self._run(list(cmd), workdir, self._env(env), timeout, output_limit, gateway)
 
     def read_file(self, path: str) -> bytes:
         return resolve_inside(self._workspace, path).read_bytes()
@@ -135,12 +144,13 @@ class DockerSandbox:
 
     # -- one container ---------------------------------------------------------------------------
 
-    def _run(self, cmd: list[str], workdir: str, env: dict[str, str], timeout: float, limit: int) -> ExecResult:
+    def _run(self, cmd: list[str], workdir: str, env: dict[str, str], timeout: float, limit: int,
+             gateway: GatewayEndpoint | None = None) -> ExecResult:
         started = time.monotonic()
         out, err = BoundedCapture(limit), BoundedCapture(limit)
         container_id = None
         try:
-            container = self._create(cmd, workdir, env)
+            container = self._create(cmd, workdir, env, gateway)
             container_id = container.id
             reader = self._attach(container, out, err)
             self._engine("start the container", container.start)
@@ -165,7 +175,7 @@ class DockerSandbox:
             truncated=bool(out.dropped or err.dropped),
         )
 
-    def _create(self, cmd: list[str], workdir: str, env: dict[str, str]):
+    def _create(self, cmd: list[str], workdir: str, env: dict[str, str], gateway: GatewayEndpoint | None = None):
         tmp = {"/tmp": f"rw,exec,size={self.options.tmp_bytes}"}
         mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}, "tmpfs": tmp}
         if self.ephemeral:
@@ -173,6 +183,12 @@ class DockerSandbox:
                       "tmpfs": {**tmp, CONTAINER_WORKSPACE: f"rw,exec,size={self.options.tree_bytes}",
                                 REPORT_DIR: f"rw,size={REPORT_DIR_BYTES}"}}
             cmd = ["/bin/sh", "-c", f'cp -a {_SOURCE}/. {CONTAINER_WORKSPACE}/ && cd "$0" && exec "$@"', workdir, *cmd]
+            workdir = "/"
+        if gateway is not None:
+            from evoci.gateway.endpoint import SANDBOX_DIR, bridge_command  # evoci.gateway imports the agents
+
+            mounts["volumes"][gateway.host_dir] = {"bind": SANDBOX_DIR, "mode": "ro"}
+            cmd = ["/bin/sh", "-c", f'{bridge_command()} && cd "$0" && exec "$@"', workdir, *cmd]
             workdir = "/"
         try:
             container = self.client.containers.create(

@@ -1,0 +1,347 @@
+"""``Gateway``: the host side of the model gateway, one per agent attempt (see ``evoci.gateway``).
+
+An HTTP server on a Unix socket in a fresh folder. Each POST to a model API path is forwarded to
+the configured upstream with the real key in place of the sandbox's dummy one; the answer streams
+back as it arrives while its usage events are read (``evoci.gateway.usage``). Every upstream
+attempt becomes one ``ModelCall`` given to ``on_call`` at once (a run killed mid-attempt keeps
+what was paid for) and one line of the transcript. Any other path, method or host is refused:
+the gateway is a door to one API, not a proxy.
+
+Upstream failures are classified as ``--agent llm`` classifies them (``evoci.agents.llm.client``):
+401/403/404 end the attempt as bad input; 429, 5xx, timeouts and lost connections are retried
+here (only before a byte reached the CLI) and, once retries are spent, are an outage. Either is
+kept in ``failure`` and raised by ``verdict()`` after the command, whatever the CLI made of it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import socketserver
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+from evoci.agents.base import ModelCall
+from evoci.agents.llm.client import REJECTED_STATUSES, api_key_source, retry_after_s
+from evoci.agents.llm.config import ModelConfig
+from evoci.agents.llm.prices import cost_usd, price_for
+from evoci.errors import InputError, ProviderRejected, ProviderUnavailable
+from evoci.gateway import PUBLIC_APIS, SOCKET_NAME, CliUsage, GatewayConfig, GatewayEndpoint, UsageCheck
+from evoci.gateway import usage as usage_of
+
+# Request headers never forwarded: the sandbox's credentials, hop-by-hop and length/encoding
+# headers (the gateway re-frames bodies and must read answers uncompressed).
+_DROP_REQUEST = {"authorization", "x-api-key", "api-key", "host", "content-length", "connection", "keep-alive",
+                 "proxy-authorization", "transfer-encoding", "accept-encoding", "te", "upgrade", "cookie"}
+_DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding", "set-cookie"}
+TRANSCRIPT_BODY_CHARS = 2_000_000  # longest request or answer body kept per call
+MAX_WAIT_S = 60.0
+
+
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class Gateway:
+    """One attempt's gateway: start it, give ``endpoint`` to the sandbox, ``verdict()`` after."""
+
+    def __init__(self, config: GatewayConfig, *, on_call: Callable[[ModelCall], None] | None = None,
+                 transcript: Path | str | None = None, sleep: Callable[[float], None] = time.sleep):
+        self.config = config
+        self._on_call = on_call
+        self._transcript = Path(transcript) if transcript else None
+        self._sleep = sleep
+        self.calls: list[ModelCall] = []
+        self.transcript: list[dict[str, Any]] = []  # kept here when no transcript file was given
+        self.limit: str | None = None
+        self.failure: Exception | None = None
+        self._lock = threading.Lock()
+        root = (config.base_url or PUBLIC_APIS.get(config.provider) or "").rstrip("/")
+        self._upstream = urllib.parse.urlsplit(root[:-3] if root.endswith("/v1") else root)
+        keyed = ModelConfig(provider=config.provider, model="gateway", base_url=config.base_url or root,
+                            api_key_env=config.api_key_env, api_key_secret=config.api_key_secret)
+        self._read_key = api_key_source(keyed, required=config.provider != "openai-compatible")
+        self._key: str | None = None
+        self._dir = Path(tempfile.mkdtemp(prefix="evoci-gateway-"))
+        self.endpoint = GatewayEndpoint(host_dir=str(self._dir))
+        self._server: _UnixHTTPServer | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> "Gateway":
+        self._key = self._read_key()  # a missing key is bad input, said before the command starts
+        shutil.copy(Path(__file__).with_name("bridge.py"), self._dir / "bridge.py")
+        self._dir.chmod(0o755)  # a container's root and the sandbox's user both connect
+        gateway = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                gateway._post(self)
+
+            def do_HEAD(self) -> None:  # noqa: N802 - Claude Code checks the root before its first call
+                self.send_response(200 if self.path in ("/", "") else 404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:  # noqa: N802
+                _refuse(self, 404, f"the evoci gateway serves only POST to {', '.join(usage_of.PROTOCOLS)}")
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = _UnixHTTPServer(str(self._dir / SOCKET_NAME), Handler)
+        os.chmod(self._dir / SOCKET_NAME, 0o666)
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), name="evoci-gateway", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> "Gateway":
+        return self if self._server else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def socket_path(self) -> Path:
+        return self._dir / SOCKET_NAME
+
+    # -- after the command ---------------------------------------------------------------
+    def verdict(self) -> None:
+        """Raise the upstream failure that ended the attempt (bad input or an outage), if any."""
+        if self.failure is not None:
+            raise self.failure
+
+    def totals(self) -> dict[str, Any]:
+        answered = [c for c in self.calls if c.error is None]
+        costs = [c.cost_usd for c in self.calls]
+        return {
+            "calls": len(answered),
+            "input_tokens": sum(c.input_tokens for c in answered),
+            "output_tokens": sum(c.output_tokens for c in answered),
+            "cached_tokens": sum(c.cached_tokens for c in answered),
+            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 9),
+        }
+
+    def cross_check(self, cli: CliUsage) -> UsageCheck:
+        """The CLI's own usage beside the gateway's; every number the CLI gave is compared."""
+        mine = self.totals()
+        theirs = {k: getattr(cli, k) for k in ("calls", "input_tokens", "output_tokens", "cached_tokens", "cost_usd")}
+        differences = {}
+        for name, value in theirs.items():
+            if value is None or mine[name] is None:
+                continue
+            same = abs(value - mine[name]) <= 1e-6 * max(1.0, abs(value)) if name == "cost_usd" else value == mine[name]
+            if not same:
+                differences[name] = {"gateway": mine[name], "cli": value}
+        return UsageCheck(gateway=mine, cli={"source": cli.source, **theirs}, differences=differences)
+
+    # -- one request ---------------------------------------------------------------------
+    def _post(self, handler: BaseHTTPRequestHandler) -> None:
+        body = handler.rfile.read(int(handler.headers.get("content-length") or 0))
+        protocol = usage_of.protocol_of(handler.path)
+        if protocol is None:
+            return _refuse(handler, 404, f"the evoci gateway serves only {', '.join(usage_of.PROTOCOLS)}")
+        refusal = self._refusal()
+        if refusal:
+            return _refuse(handler, *refusal)
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            request = None
+        if isinstance(request, dict) and protocol == "chat" and request.get("stream"):
+            # Ask for the usage chunk on every streamed Chat Completion: the account needs it.
+            request["stream_options"] = {**(request.get("stream_options") or {}), "include_usage": True}
+            body = json.dumps(request).encode()
+        model = request.get("model") if isinstance(request, dict) else None
+        if self.config.max_cost_usd is not None and price_for(str(model or ""), self.config.price) is None:
+            self.failure = InputError(f"max_cost_usd is set but evoci has no price for model {model!r} — "
+                                      "give the gateway a price (option price) or drop max_cost_usd")
+            return _refuse(handler, 400, str(self.failure))
+        path = self._upstream.path.rstrip("/") + _upstream_path(handler.path)
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in _DROP_REQUEST}
+        headers.update(self._credentials(protocol))
+        for attempt in range(self.config.max_retries + 1):
+            last = attempt == self.config.max_retries
+            if self._attempt(handler, protocol, path, headers, body, str(model or "unknown"), attempt, last):
+                return
+
+    def _refusal(self) -> tuple[int, str] | None:
+        with self._lock:
+            if self.failure is not None:
+                return 503, f"the evoci gateway stopped forwarding: {self.failure}"
+            spent = sum(c.cost_usd or 0.0 for c in self.calls)
+            if self.config.max_calls is not None and len(self.calls) >= self.config.max_calls:
+                self.limit = f"the attempt made its {self.config.max_calls} allowed model calls (max_calls)"
+            elif self.config.max_cost_usd is not None and spent >= self.config.max_cost_usd:
+                self.limit = f"the attempt spent ${spent:.4f} of its ${self.config.max_cost_usd:g} (max_cost_usd)"
+        return (400, f"evoci gateway: {self.limit}") if self.limit else None
+
+    def _credentials(self, protocol: str) -> dict[str, str]:
+        key = self._key
+        if not key:
+            return {}
+        return {"x-api-key": key} if protocol == "anthropic" else {"authorization": f"Bearer {key}"}
+
+    def _attempt(self, handler, protocol: str, path: str, headers: dict[str, str], body: bytes, model: str,
+                 attempt: int, last: bool) -> bool:
+        """One upstream attempt; True when the CLI got its answer (success or a final error)."""
+        started = time.monotonic()
+        entry: dict[str, Any] = {"at": time.time(), "path": path, "request": _text(body)}
+        conn = self._connection()
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            answer = conn.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            self._account(entry, started, model, usage_of.Usage(), error=f"upstream unreachable: {type(exc).__name__}: {exc}")
+            if last:
+                self._fail(ProviderUnavailable(f"the upstream {self._where()} could not be reached after "
+                                               f"{self.config.max_retries} retries ({type(exc).__name__}) — an outage, "
+                                               "not the agent: the node is retried"))
+                _refuse(handler, 502, "evoci gateway: the upstream could not be reached")
+                return True
+            self._sleep(min(self.config.retry_backoff_s * 2**attempt, MAX_WAIT_S))
+            return False
+        try:
+            status = answer.status
+            if status == 429 or status >= 500:
+                data = answer.read()
+                self._account(entry, started, model, usage_of.Usage(), error=f"HTTP {status}: {_text(data)[:300]}",
+                              status=status, answer=data)
+                if not last:
+                    wait = retry_after_s(dict(answer.getheaders()))
+                    self._sleep(min(wait if wait is not None else self.config.retry_backoff_s * 2**attempt,
+                                    MAX_WAIT_S))
+                    return False
+                self._fail(ProviderUnavailable(f"the upstream {self._where()} kept failing (HTTP {status}) after "
+                                               f"{self.config.max_retries} retries — an outage, not the agent: the node "
+                                               "is retried, and the task gets no score if every retry fails"))
+                _relay_whole(handler, answer, data)
+                return True
+            self._relay(handler, answer, protocol, entry, started, model)
+            return True
+        finally:
+            conn.close()
+
+    def _relay(self, handler, answer: http.client.HTTPResponse, protocol: str, entry: dict[str, Any],
+               started: float, model: str) -> None:
+        status = answer.status
+        streamed = "text/event-stream" in (answer.getheader("content-type") or "")
+        if not streamed:
+            data = answer.read()
+            usage = usage_of.from_json(protocol, data) if status < 400 else usage_of.Usage()
+            error = None if status < 400 else f"HTTP {status}: {_text(data)[:300]}"
+            self._account(entry, started, model, usage, error=error, status=status, answer=data)
+            if status in REJECTED_STATUSES:
+                self._fail(ProviderRejected(f"the upstream {self._where()} rejected the request (HTTP {status}) — "
+                                            "check the API key, the model name and base_url; nothing was scored"))
+            _relay_whole(handler, answer, data)
+            return
+        reader, kept = usage_of.StreamReader(protocol), bytearray()
+        handler.send_response(status)
+        for name, value in answer.getheaders():
+            if name.lower() not in _DROP_RESPONSE:
+                handler.send_header(name, value)
+        handler.send_header("transfer-encoding", "chunked")
+        handler.end_headers()
+        error = None
+        try:
+            while chunk := answer.read1(65536):
+                reader.feed(chunk)
+                if len(kept) < TRANSCRIPT_BODY_CHARS:
+                    kept += chunk
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                handler.wfile.flush()
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except (OSError, http.client.HTTPException) as exc:
+            error = f"the stream broke: {type(exc).__name__}: {exc}"
+        self._account(entry, started, model, reader.close(), error=error, status=status, answer=bytes(kept))
+
+    def _account(self, entry: dict[str, Any], started: float, model: str, usage: usage_of.Usage, *,
+                 error: str | None, status: int | None = None, answer: bytes = b"") -> None:
+        name = usage.model or model
+        price = price_for(name, self.config.price)
+        inputs, outputs, cached = usage.input_tokens or 0, usage.output_tokens or 0, usage.cached_tokens or 0
+        cost = None if price is None else cost_usd(price, input_tokens=inputs, output_tokens=outputs,
+                                                   cached_tokens=cached, cache_write_tokens=usage.cache_write_tokens)
+        if error is None and not usage.reported:
+            error, cost = "the answer reported no usage: tokens unknown", None
+        call = ModelCall(model=name, provider=f"gateway:{self.config.provider}", input_tokens=inputs,
+                         output_tokens=outputs, cached_tokens=cached, cost_usd=cost,
+                         latency_s=time.monotonic() - started, finish_reason=usage.finish_reason,
+                         error=self._scrub(error)[:500] if error else None)
+        entry.update(status=status, latency_s=call.latency_s, answer=_text(answer), call=call.__dict__)
+        line = self._scrub(json.dumps(entry))
+        with self._lock:  # one call at a time: the order of ``calls`` is the order recorded
+            self.calls.append(call)
+            if self._transcript is not None:
+                self._transcript.parent.mkdir(parents=True, exist_ok=True)
+                with self._transcript.open("a") as out:
+                    out.write(line + "\n")
+            else:
+                self.transcript.append(json.loads(line))
+            if self._on_call is not None:
+                self._on_call(call)
+
+    def _fail(self, error: Exception) -> None:
+        with self._lock:
+            self.failure = self.failure or error
+
+    def _scrub(self, text: str) -> str:
+        key = self._key
+        return text.replace(key, "***") if key else text
+
+    def _where(self) -> str:
+        return f"{self.config.provider} API at {self._upstream.scheme}://{self._upstream.netloc}"
+
+    def _connection(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self._upstream.scheme == "https" else http.client.HTTPConnection
+        return cls(self._upstream.netloc, timeout=self.config.timeout_s)
+
+
+def _upstream_path(path: str) -> str:
+    bare, _, query = path.partition("?")
+    bare = bare if bare.startswith("/v1/") else "/v1" + bare
+    return bare + (f"?{query}" if query else "")
+
+
+def _text(data: bytes) -> str:
+    return data[:TRANSCRIPT_BODY_CHARS].decode("utf-8", errors="replace")
+
+
+def _relay_whole(handler, answer: http.client.HTTPResponse, data: bytes) -> None:
+    handler.send_response(answer.status)
+    for name, value in answer.getheaders():
+        if name.lower() not in _DROP_RESPONSE:
+            handler.send_header(name, value)
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def _refuse(handler, status: int, message: str) -> None:
+    data = json.dumps({"type": "error", "error": {"type": "evoci_gateway", "message": message}}).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+__all__ = ["Gateway"]
