@@ -33,7 +33,7 @@ from evoci.gateway import CliUsage, placeholders, sandbox_env
 SEED_DIR = ".evoci/agent-seed"  # the HOME files, copied into a fresh HOME by the command itself
 KEPT_BYTES = 2_000_000  # how much of the CLI's own session files the trajectory keeps
 # The CLI builds its HOME inside the sandbox, so nothing the agent left at that path is followed.
-PRELUDE = 'rm -rf "$HOME" && mkdir -p "$HOME" && cp -R "$0"/. "$HOME"/ && exec "$@"'
+PRELUDE = 'rm -rf "$HOME" && mkdir -p "$HOME" "$0" && cp -R "$0"/. "$HOME"/ && exec "$@"'
 # Protocols whose agent may not run commands (NITR's agent mode): the preset's read-only mode.
 READ_ONLY_PROTOCOLS = frozenset({"nitr"})
 # What a preset may be given with --agent-option; anything else is refused by name.
@@ -129,6 +129,10 @@ class PresetCall:
 
     def fields(self) -> dict[str, str]:
         return {**placeholders(), "program": str(self.installed.program), "home": self.home}
+
+    def installs(self) -> tuple[str, ...]:
+        """What the sandbox mounts for the CLI: exactly its installation."""
+        return (str(self.installed.root),)
 
     def prepare(self, sandbox, fields: dict[str, Any]) -> None:
         """Write the HOME files (filled by name: their JSON braces stay) where the prelude copies them from."""

@@ -131,10 +131,11 @@ class CommandAgent:
             preset.prepare(sandbox, fields)
             argv = preset.wrap(argv)
         secrets = {name: os.environ[name] for name in cfg.pass_env if name in os.environ}
+        mounts = {"installs": preset.installs()} if preset else {}
         if gw is None:
-            result = sandbox.exec(argv, env={**env, **secrets}, timeout=cfg.timeout_s)
+            result = sandbox.exec(argv, env={**env, **secrets}, timeout=cfg.timeout_s, **mounts)
         else:
-            result = sandbox.exec(argv, env={**sandbox_env(), **env}, timeout=cfg.timeout_s, gateway=gw.endpoint)
+            result = sandbox.exec(argv, env={**sandbox_env(), **env}, timeout=cfg.timeout_s, gateway=gw.endpoint, **mounts)
         scrub = _scrubber(secrets.values())
         if result.timed_out:
             status, message = AgentStatus.LIMIT, f"the command timed out after {cfg.timeout_s:g} s"

@@ -101,6 +101,10 @@ def _codex_env(read_only: bool) -> dict[str, str]:
     return {"CODEX_HOME": "{home}/.codex", _CODEX_KEY_VAR: "{dummy_key}"}
 
 
+def _codex_files(read_only: bool) -> dict[str, str]:
+    return {".codex/config.toml": "# evoci: the provider and model come from -c options on the command line\n"}  # CODEX_HOME must exist
+
+
 def _codex_usage(stdout: str, files: dict[str, str]) -> CliUsage:
     turns = [d.get("usage") or {} for d in _json_lines(stdout) if d.get("type") == "turn.completed"]
     if not turns:
@@ -222,7 +226,7 @@ PRESETS: dict[str, Preset] = {
     "claude-code": Preset("claude-code", "anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                           _claude_argv, _claude_env, usage=_claude_usage, answer=_claude_answer, kept=(".claude",)),
     "codex": Preset("codex", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY", _codex_argv, _codex_env,
-                    usage=_codex_usage, answer=_codex_answer, kept=(".codex/sessions", _CODEX_LAST)),
+                    _codex_files, usage=_codex_usage, answer=_codex_answer, kept=(".codex/sessions", _CODEX_LAST)),
     "opencode": Preset("opencode", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _opencode_argv,
                        _opencode_env, _opencode_files, _opencode_usage, _opencode_answer, kept=(".local/share/opencode",)),
     "mini-swe-agent": Preset("mini-swe-agent", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _mini_argv,
