@@ -108,12 +108,13 @@ def check_installed(name: str, version: str) -> install.Installed:
     if found is None:
         raise InputError(f"the {name} CLI {version} is not installed in {install.tools_dir()} — run `{hint}`")
     try:
-        done = subprocess.run([str(found.program), "--version"], capture_output=True, text=True, timeout=120,
+        probe = install.package_of(name).probe
+        done = subprocess.run([str(found.program), *probe], capture_output=True, text=True, timeout=120,
                               env={"PATH": os.environ.get("PATH", os.defpath), "HOME": str(found.root)})
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"the {name} CLI at {found.program} does not start ({exc}) — reinstall it: `{hint}`") from None
     if done.returncode != 0:
-        raise InputError(f"the {name} CLI at {found.program} does not start (`--version` exited {done.returncode}: "
+        raise InputError(f"the {name} CLI at {found.program} does not start (`{' '.join(probe)}` exited {done.returncode}: "
                          f"{(done.stderr or done.stdout).strip()[-300:]}) — reinstall it: `{hint}`")
     return found
 

@@ -36,13 +36,14 @@ class Package:
     package: str
     version: str  # the pinned default
     program: str
+    probe: tuple[str, ...] = ("--version",)  # arguments that show the program starts (exit 0)
 
 
 PACKAGES: dict[str, Package] = {
     "claude-code": Package("npm", "@anthropic-ai/claude-code", "2.1.332", "claude"),
     "codex": Package("npm", "@openai/codex", "0.169.0", "codex"),
     "opencode": Package("npm", "opencode-ai", "1.18.33", "opencode"),
-    "mini-swe-agent": Package("pip", "mini-swe-agent", "2.4.6", "mini"),
+    "mini-swe-agent": Package("pip", "mini-swe-agent", "2.4.6", "mini", ("--help",)),  # it has no --version
     "aider": Package("pip", "aider-chat", "0.86.2", "aider"),
 }
 
