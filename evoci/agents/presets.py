@@ -196,7 +196,7 @@ def _aider_argv(read_only: bool) -> list[str]:
     argv = ["{program}", "--model", "openai/{model}", "--openai-api-base", "{openai_base_url}",
             "--message-file", "{prompt_file}", "--yes-always", "--no-git", "--no-stream", "--no-pretty",
             "--no-check-update", "--no-show-release-notes", "--analytics-disable", "--no-suggest-shell-commands",
-            "--no-detect-urls", "--edit-format", "whole", "--map-tokens", "0",
+            "--no-detect-urls", "--no-show-model-warnings", "--no-auto-lint", "--no-auto-test", "--edit-format", "whole", "--map-tokens", "0",
             "--chat-history-file", "{home}/" + _AIDER_HISTORY, "--input-history-file", "{home}/aider-input.txt"]  # fmt: skip
     if read_only:  # ask mode answers without editing; the files are context only
         return [*argv, "--chat-mode", "ask", "--dry-run", "{source_files}"]
@@ -204,6 +204,10 @@ def _aider_argv(read_only: bool) -> list[str]:
 
 
 _AIDER_TOKENS = re.compile(r"Tokens: ([\d.,]+)(k?) sent, ([\d.,]+)(k?) received")
+
+
+def _aider_env(read_only: bool) -> dict[str, str]:
+    return {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # else litellm fetches its price list from the network
 
 
 def _aider_usage(stdout: str, files: dict[str, str]) -> CliUsage:
@@ -231,7 +235,7 @@ PRESETS: dict[str, Preset] = {
                        _opencode_env, _opencode_files, _opencode_usage, _opencode_answer, kept=(".local/share/opencode",)),
     "mini-swe-agent": Preset("mini-swe-agent", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _mini_argv,
                              _mini_env, usage=_mini_usage, read_only=False, kept=(_MINI_TRAJ,)),
-    "aider": Preset("aider", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _aider_argv,
+    "aider": Preset("aider", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _aider_argv, _aider_env,
                     usage=_aider_usage, answer=_aider_answer, kept=(_AIDER_HISTORY,)),
 }
 

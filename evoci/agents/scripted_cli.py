@@ -116,7 +116,7 @@ def _aider(seen: str, states: list[dict[str, bytes]]) -> Spec:
 
 
 def _whole(files: dict[str, str]) -> str:
-    blocks = [f"{path}\n```\n{content.rstrip()}\n```" for path, content in files.items()]
+    blocks = [f"{path}\n````\n{content.rstrip()}\n````" for path, content in files.items()]  # aider's fence
     return "Here are the changes.\n\n" + "\n\n".join(blocks) + "\n"
 
 
