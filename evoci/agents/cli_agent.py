@@ -16,6 +16,7 @@ mode, its final answer.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import stat
 import subprocess
@@ -175,8 +176,33 @@ def read_home(workspace: Path, kept: tuple[str, ...]) -> dict[str, str]:
                 out[name] = f"(not kept: {size} bytes, over the trajectory's budget)"
                 continue
             budget -= size
-            out[name] = path.read_bytes().decode("utf-8", errors="replace")
+            data = path.read_bytes()
+            out[name] = _sqlite_dump(path) if data.startswith(b"SQLite format 3") else (
+                f"(binary, {size} bytes)" if b"\0" in data else data.decode("utf-8", errors="replace"))
     return out
+
+
+def _sqlite_dump(path: Path) -> str:
+    """A CLI's session database (OpenCode keeps its transcript and usage in one) as JSON lines per table."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:  # a copy: the WAL is folded in, the original never opened for writing
+        for suffix in ("", "-wal", "-shm"):
+            if _is_file(Path(f"{path}{suffix}")):
+                shutil.copyfile(f"{path}{suffix}", f"{tmp}/db{suffix}")
+        try:
+            con = sqlite3.connect(f"{tmp}/db")
+            lines = []
+            for (table,) in con.execute("select name from sqlite_master where type = 'table'").fetchall():
+                cursor = con.execute(f'select * from "{table}"')
+                names = [d[0] for d in cursor.description]
+                lines += [json.dumps({"table": table, **dict(zip(names, row))}, default=str) for row in cursor]
+            con.close()
+        except sqlite3.Error as exc:
+            return f"(an SQLite file that could not be read: {exc})"
+    return "\n".join(lines)
 
 
 def _real_dirs(workspace: Path, path: Path) -> bool:

@@ -232,7 +232,7 @@ PRESETS: dict[str, Preset] = {
     "codex": Preset("codex", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY", _codex_argv, _codex_env,
                     _codex_files, usage=_codex_usage, answer=_codex_answer, kept=(".codex/sessions", _CODEX_LAST)),
     "opencode": Preset("opencode", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _opencode_argv,
-                       _opencode_env, _opencode_files, _opencode_usage, _opencode_answer, kept=(".local/share/opencode",)),
+                       _opencode_env, _opencode_files, _opencode_usage, _opencode_answer, kept=(".local/share/opencode/opencode.db", ".local/share/opencode/log")),
     "mini-swe-agent": Preset("mini-swe-agent", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _mini_argv,
                              _mini_env, usage=_mini_usage, read_only=False, kept=(_MINI_TRAJ,)),
     "aider": Preset("aider", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _aider_argv, _aider_env,
