@@ -223,7 +223,9 @@ def _aider_usage(stdout: str, files: dict[str, str]) -> CliUsage:
 
 
 def _aider_answer(stdout: str, files: dict[str, str]) -> str:
-    return stdout
+    # Ask mode prints its banner, then the model's reply: the answer is the reply's JSON object.
+    start = stdout.find('{"files"')
+    return stdout[start : stdout.rfind("}") + 1] if start >= 0 else stdout
 
 
 PRESETS: dict[str, Preset] = {

@@ -61,6 +61,7 @@ class StepContext:
     # Sees every model call as it is answered (the shared LLM roles read it); NITR keeps an
     # attempt's calls from its outcome, so nothing is attached here.
     on_call: Callable[[ModelCall], None] | None = None
+    transcript: Path | None = None  # where a model gateway writes its request/response log (None: kept in memory)
 
     @property
     def iteration(self) -> int:

@@ -17,7 +17,7 @@ import pytest
 from evoci.agents.cli_agent import check_installed, resolve
 from evoci.agents.install import PACKAGES, find, install_command
 from evoci.agents.scripted import ScriptedLLMServer
-from evoci.agents.scripted_cli import cli_script
+from evoci.agents.scripted_cli import NITR_NOTE, cli_script
 from evoci.demo import demo_task
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
@@ -97,3 +97,28 @@ def check_run(cli: str, summary, db, home, requests, sent) -> None:
 @pytest.mark.parametrize("cli", list(PACKAGES))
 def test_each_cli_evolves_the_demo_in_bubblewrap(cli, tmp_path, monkeypatch):
     check_run(cli, *run_demo(cli, tmp_path, monkeypatch, SandboxConfig(kind="local")))
+
+
+@pytest.mark.parametrize("cli", ["claude-code", "codex", "opencode", "aider"])
+def test_nitr_agent_mode_runs_the_cli_read_only_and_writes_its_files_answer(cli, tmp_path, monkeypatch):
+    from evoci.flows.nitr import nitr
+
+    require(cli)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    home, db = tmp_path / "home", tmp_path / "results.duckdb"
+    with ScriptedLLMServer(cli_script(cli), strict=False) as server:
+        base = server.url if cli == "claude-code" else f"{server.url}/v1"
+        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
+                        "nitr")
+        config = RunConfig(run_id=f"nitr-{cli}", protocol="nitr", architect=agent, programmer=agent, node_retries=0)
+        nitr("builtin", config, select={"id": ["001"]}, home=str(home), db=str(db))
+        requests = list(server.requests)
+    [(status, steps)] = query(db, "select status, trajectory::varchar from trajectories")
+    step = next(s for s in json.loads(steps) if isinstance(s, dict) and s.get("preset") == cli)
+    assert status == "ok", step
+    assert {"claude-code": "Read,Glob,Grep,LS", "codex": "read-only", "opencode": "custom/scripted-demo",
+            "aider": "ask"}[cli] in step["argv"]  # the read-only mode (OpenCode's is its seeded permissions)
+    written = [p for p in home.rglob(NITR_NOTE) if p.is_file()]
+    assert written and written[0].read_text() == "written by the scripted model\n"  # evoci wrote the answer's file
+    [(calls,)] = query(db, "select count(*) from agent_calls")
+    assert calls == len(requests) > 0
