@@ -1,0 +1,210 @@
+"""The gateway with the real SDKs: three wire protocols, streamed or not, accounted as the server sent them.
+
+The SDKs talk to the gateway's Unix socket (httpx's ``uds`` transport), as the bridge does inside
+a sandbox; the upstream is evoci's scripted model server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from evoci.agents.scripted import ScriptedLLMServer, rate_limited, rejected, server_error, text, tool_call
+from evoci.errors import InputError, ProviderRejected, ProviderUnavailable
+from evoci.gateway import DUMMY_KEY, CliUsage, GatewayConfig, open_gateway
+
+KEY = "sk-upstream-secret-5b1e"
+USAGE = {"input_tokens": 1200, "output_tokens": 34, "cached_tokens": 200}
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GW_KEY", KEY)
+
+
+def gateway(server: ScriptedLLMServer, provider: str = "openai", **options):
+    base = server.base_url("anthropic" if provider == "anthropic" else "openai")
+    config = GatewayConfig(provider=provider, base_url=base, api_key_env="GW_KEY", retry_backoff_s=0.01, **options)
+    return open_gateway(config, on_call=None)
+
+
+def http(gw) -> httpx.Client:
+    return httpx.Client(transport=httpx.HTTPTransport(uds=str(gw.socket_path)))
+
+
+def openai_client(gw) -> openai.OpenAI:
+    return openai.OpenAI(base_url="http://127.0.0.1:4780/v1", api_key=DUMMY_KEY, max_retries=0, http_client=http(gw))
+
+
+def anthropic_client(gw) -> anthropic.Anthropic:
+    import httpx2  # the anthropic SDK's own fork of httpx
+
+    client = httpx2.Client(transport=httpx2.HTTPTransport(uds=str(gw.socket_path)))
+    return anthropic.Anthropic(base_url="http://127.0.0.1:4780", api_key=DUMMY_KEY, max_retries=0, http_client=client)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedLLMServer]:
+    with ScriptedLLMServer(lambda protocol, body: text("done here", usage=USAGE)) as scripted:
+        yield scripted
+
+
+def expect_accounted(gw, server: ScriptedLLMServer, model: str, finish: str) -> None:
+    (call,) = gw.calls
+    assert (call.input_tokens, call.output_tokens, call.cached_tokens) == (1200, 34, 200)
+    assert (call.model, call.finish_reason, call.error) == (model, finish, None)
+    assert call.cost_usd is not None and call.cost_usd > 0
+    seen = server.requests[-1].headers
+    assert KEY in (seen.get("x-api-key") or seen.get("authorization") or "")
+    assert DUMMY_KEY not in json.dumps(seen)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_anthropic_messages(server, stream: bool) -> None:
+    with gateway(server, "anthropic") as gw:
+        client = anthropic_client(gw)
+        ask = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+        if stream:
+            with client.messages.stream(**ask) as events:
+                message = events.get_final_message()
+        else:
+            message = client.messages.create(**ask)
+        assert message.content[0].text == "done here"
+        expect_accounted(gw, server, "claude-sonnet-4-5", "end_turn")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_chat_completions(server, stream: bool) -> None:
+    with gateway(server) as gw:
+        client = openai_client(gw)
+        ask = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
+        if stream:  # the CLI did not ask for the usage chunk: the gateway does, so the call is accounted
+            said = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(**ask, stream=True)
+                           if c.choices)
+        else:
+            said = client.chat.completions.create(**ask).choices[0].message.content
+        assert said == "done here"
+        expect_accounted(gw, server, "gpt-4.1", "stop")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_responses(server, stream: bool) -> None:
+    with gateway(server) as gw:
+        client = openai_client(gw)
+        if stream:
+            events = list(client.responses.create(model="gpt-4.1", input="hi", stream=True))
+            assert events[-1].type == "response.completed"
+            said = events[-1].response.output_text
+        else:
+            said = client.responses.create(model="gpt-4.1", input="hi").output_text
+        assert said == "done here"
+        expect_accounted(gw, server, "gpt-4.1", "completed")
+
+
+def test_streamed_tool_calls_reach_the_sdk() -> None:
+    with ScriptedLLMServer([tool_call("write_file", {"path": "a.py"}, usage=USAGE)] * 2) as server, \
+            gateway(server) as gw:
+        chunks = list(openai_client(gw).chat.completions.create(
+            model="gpt-4.1", messages=[{"role": "user", "content": "hi"}], stream=True))
+        deltas = [c.choices[0].delta.tool_calls for c in chunks if c.choices and c.choices[0].delta.tool_calls]
+        assert deltas[0][0].function.name == "write_file"
+        with anthropic_client(gw).messages.stream(model="claude-sonnet-4-5", max_tokens=64,
+                                                  messages=[{"role": "user", "content": "hi"}]) as events:
+            block = events.get_final_message().content[0]
+        assert (block.type, block.name, block.input) == ("tool_use", "write_file", {"path": "a.py"})
+        assert [c.output_tokens for c in gw.calls] == [34, 34]
+
+
+def test_a_rejected_key_is_bad_input_and_stops_forwarding() -> None:
+    with ScriptedLLMServer([rejected(401), text("never")]) as server, gateway(server) as gw:
+        client = openai_client(gw)
+        with pytest.raises(openai.AuthenticationError):
+            client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(openai.APIStatusError):  # the next call is not forwarded
+            client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(ProviderRejected, match="rejected the request"):
+            gw.verdict()
+        assert len(server.requests) == 1 and gw.calls[0].error.startswith("HTTP 401")
+
+
+def test_an_outage_is_retried_then_infrastructure() -> None:
+    with ScriptedLLMServer([rate_limited(0.01), text("ok", usage=USAGE)] + [server_error(500)] * 3) as server, \
+            gateway(server, max_retries=2) as gw:
+        client = openai_client(gw)
+        ask = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
+        assert client.chat.completions.create(**ask).choices[0].message.content == "ok"
+        gw.verdict()  # a 429 retried to success is no failure
+        with pytest.raises(openai.InternalServerError):
+            client.chat.completions.create(**ask)
+        with pytest.raises(ProviderUnavailable, match="kept failing"):
+            gw.verdict()
+        assert [c.error is None for c in gw.calls] == [False, True, False, False, False]
+
+
+def test_an_unreachable_upstream_is_infrastructure() -> None:
+    with ScriptedLLMServer([]) as server:
+        url = server.base_url("openai")
+    config = GatewayConfig(provider="openai", base_url=url, api_key_env="GW_KEY", max_retries=1, retry_backoff_s=0.01)
+    with open_gateway(config) as gw:
+        with pytest.raises(openai.APIStatusError):
+            openai_client(gw).chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(ProviderUnavailable, match="could not be reached"):
+            gw.verdict()
+        assert len(gw.calls) == 2 and all("unreachable" in c.error for c in gw.calls)
+
+
+def test_limits_refuse_the_call_after_the_budget() -> None:
+    with ScriptedLLMServer(lambda p, b: text("ok", usage=USAGE)) as server, gateway(server, max_calls=2) as gw:
+        client = openai_client(gw)
+        ask = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
+        client.chat.completions.create(**ask)
+        client.chat.completions.create(**ask)
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(**ask)
+        assert "max_calls" in gw.limit and len(server.requests) == 2
+    with ScriptedLLMServer(lambda p, b: text("ok", usage=USAGE)) as server, gateway(server, max_cost_usd=0.001) as gw:
+        client = openai_client(gw)
+        client.chat.completions.create(**ask)  # $0.00266: over the budget after one call
+        with pytest.raises(openai.BadRequestError):
+            client.chat.completions.create(**ask)
+        assert "max_cost_usd" in gw.limit
+
+
+def test_an_unknown_price_is_null_and_a_cost_limit_needs_one(server) -> None:
+    with gateway(server) as gw:
+        openai_client(gw).chat.completions.create(model="my-local-model", messages=[{"role": "user", "content": "hi"}])
+        assert gw.calls[0].cost_usd is None and gw.totals()["cost_usd"] is None
+    with gateway(server, max_cost_usd=1.0) as gw:
+        with pytest.raises(openai.BadRequestError):
+            openai_client(gw).chat.completions.create(model="my-local-model", messages=[{"role": "user", "content": "x"}])
+        with pytest.raises(InputError, match="no price for model 'my-local-model'"):
+            gw.verdict()
+
+
+def test_the_cli_usage_is_cross_checked_and_the_transcript_kept(server, tmp_path) -> None:
+    transcript = tmp_path / "gateway.jsonl"
+    config = GatewayConfig(provider="openai", base_url=server.base_url("openai"), api_key_env="GW_KEY")
+    with open_gateway(config, transcript=transcript) as gw:
+        openai_client(gw).chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+        same = gw.cross_check(CliUsage(source="cli --json", input_tokens=1200, output_tokens=34, calls=1))
+        other = gw.cross_check(CliUsage(source="cli --json", input_tokens=1000, output_tokens=34))
+    assert same.agrees and not other.agrees
+    assert other.differences == {"input_tokens": {"gateway": 1200, "cli": 1000}}
+    (line,) = transcript.read_text().splitlines()
+    entry = json.loads(line)
+    assert entry["path"] == "/v1/chat/completions" and "done here" in entry["answer"] and '"hi"' in entry["request"]
+    assert KEY not in transcript.read_text()
+
+
+def test_only_the_model_paths_are_forwarded(server) -> None:
+    with gateway(server) as gw:
+        client = http(gw)
+        assert client.post("http://127.0.0.1:4780/api/flow_runs/filter", json={}).status_code == 404
+        assert client.get("http://127.0.0.1:4780/v1/models").status_code == 404
+        assert client.head("http://127.0.0.1:4780/").status_code == 200
+        assert server.requests == [] and gw.calls == []
