@@ -37,11 +37,14 @@ class Package:
     version: str  # the pinned default
     program: str
     probe: tuple[str, ...] = ("--version",)  # arguments that show the program starts (exit 0)
+    native: str | None = None  # a glob under the installation for the platform's own binary, run instead
+    # of the package's Node launcher: the CLI then needs no Node (a task image has none)
 
 
 PACKAGES: dict[str, Package] = {
     "claude-code": Package("npm", "@anthropic-ai/claude-code", "2.1.332", "claude"),
-    "codex": Package("npm", "@openai/codex", "0.169.0", "codex"),
+    "codex": Package("npm", "@openai/codex", "0.169.0", "codex",
+                     native="node_modules/@openai/codex-linux-*/vendor/*/bin/codex"),
     "opencode": Package("npm", "opencode-ai", "1.18.33", "opencode"),
     "mini-swe-agent": Package("pip", "mini-swe-agent", "2.4.6", "mini", ("--help",)),  # it has no --version
     "aider": Package("pip", "aider-chat", "0.86.2", "aider"),
@@ -90,7 +93,8 @@ def _root(tools: Path, name: str, version: str) -> Path:
 
 
 def _program(root: Path, package: Package) -> Path:
-    return root / ("node_modules/.bin" if package.manager == "npm" else "bin") / package.program
+    native = sorted(root.glob(package.native)) if package.native else []
+    return native[0] if native else root / ("node_modules/.bin" if package.manager == "npm" else "bin") / package.program
 
 
 def find(name: str, version: str | None = None, *, home: str | Path | None = None) -> Installed | None:

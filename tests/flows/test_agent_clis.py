@@ -21,7 +21,7 @@ from evoci.agents.scripted_cli import NITR_NOTE, cli_script
 from evoci.demo import demo_task
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
-from tests.flows.helpers import query
+from tests.flows.helpers import query, with_usage
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server")]
 
@@ -43,23 +43,15 @@ def run_demo(cli: str, tmp_path, monkeypatch, sandbox: SandboxConfig, max_iterat
     """Evolve the demo with ``cli`` in both roles; returns (summary, db, home, the server's requests, usage sent)."""
     require(cli)
     monkeypatch.setenv(KEY_ENV, SECRET)
-    solver = cli_script(cli)
-    sent: list[dict[str, int]] = []
-
-    def script(wire: str, request: dict):
-        spec = dict(solver(wire, request))
-        spec["usage"] = USAGE
-        sent.append(USAGE)
-        return spec
-
+    served: list[str] = []
     home = tmp_path / "home"
-    with ScriptedLLMServer(script, strict=False) as server:
+    with ScriptedLLMServer(with_usage(cli_script(cli), USAGE, served), strict=False) as server:
         base = server.url if cli == "claude-code" else f"{server.url}/v1"
         agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}))
         config = RunConfig(max_iterations=max_iterations, architect=agent, programmer=agent, sandbox=sandbox)
         summary = evolve(demo_task(tmp_path / "demo"), config, home=str(home))
         requests = list(server.requests)
-    return summary, home / "evoci.duckdb", home, requests, sent
+    return summary, home / "evoci.duckdb", home, requests, [USAGE] * len(served)
 
 
 def check_run(cli: str, summary, db, home, requests, sent) -> None:
