@@ -22,6 +22,7 @@ from evoci.demo import demo_task
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
 from tests.flows.helpers import query, with_usage
+from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server")]
 
@@ -91,6 +92,13 @@ def test_each_cli_evolves_the_demo_in_bubblewrap(cli, tmp_path, monkeypatch):
     check_run(cli, *run_demo(cli, tmp_path, monkeypatch, SandboxConfig(kind="local")))
 
 
+@pytest.mark.docker
+@pytest.mark.parametrize("cli", list(PACKAGES))
+def test_each_cli_evolves_the_demo_in_docker(cli, tmp_path, monkeypatch, base_image):
+    # The installation is mounted read-only at its own path (a virtualenv with its base interpreter).
+    check_run(cli, *run_demo(cli, tmp_path, monkeypatch, SandboxConfig(kind="docker")))
+
+
 @pytest.mark.parametrize("cli", ["claude-code", "codex", "opencode", "aider"])
 def test_nitr_agent_mode_runs_the_cli_read_only_and_writes_its_files_answer(cli, tmp_path, monkeypatch):
     from evoci.flows.nitr import nitr
@@ -112,5 +120,27 @@ def test_nitr_agent_mode_runs_the_cli_read_only_and_writes_its_files_answer(cli,
             "aider": "ask"}[cli] in step["argv"]  # the read-only mode (OpenCode's is its seeded permissions)
     written = [p for p in home.rglob(NITR_NOTE) if p.is_file()]
     assert written and written[0].read_text() == "written by the scripted model\n"  # evoci wrote the answer's file
+    [(calls,)] = query(db, "select count(*) from agent_calls")
+    assert calls == len(requests) > 0
+
+
+def test_swe_evo_runs_a_preset_as_its_agent(tmp_path, monkeypatch):
+    from evoci.flows.swe_evo import swe_evo
+
+    cli = "claude-code"
+    require(cli)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    home = tmp_path / "home"
+    with ScriptedLLMServer(cli_script(cli), strict=False) as server:
+        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": server.url, "api_key_env": KEY_ENV}),
+                        "swe-evo")
+        summaries = swe_evo("swe-evo-demo", RunConfig(protocol="swe-evo", architect=agent, programmer=agent, node_retries=0),
+                            home=str(home))
+        requests = list(server.requests)
+    db = home / "evoci.duckdb"
+    assert len(summaries) == 3
+    # Each instance got the CLI's diff as its prediction, and it was graded.
+    assert query(db, "select distinct status from gradings") == [("ok",)]
+    assert query(db, "select distinct status from trajectories") == [("ok",)]
     [(calls,)] = query(db, "select count(*) from agent_calls")
     assert calls == len(requests) > 0
