@@ -123,7 +123,7 @@ class NitrCommandAgent(CommandAgent):
     def run(self, ctx: StepContext) -> AgentOutcome:  # type: ignore[override]
         outcome = super().run(ctx)  # type: ignore[arg-type]
         if self.read_only() and outcome.status is AgentStatus.OK:
-            answer = outcome.trajectory[-1].get("answer", "") if outcome.trajectory else ""
+            answer = next((s["answer"] for s in outcome.trajectory if isinstance(s, dict) and "answer" in s), "")
             outcome.status, outcome.message = materialize(answer, ctx.sandbox)
         return outcome
 

@@ -115,7 +115,7 @@ def test_nitr_agent_mode_runs_the_cli_read_only_and_writes_its_files_answer(cli,
         requests = list(server.requests)
     [(status, steps)] = query(db, "select status, trajectory::varchar from trajectories")
     step = next(s for s in json.loads(steps) if isinstance(s, dict) and s.get("preset") == cli)
-    assert status == "ok", step
+    assert status == "ok", (step.get("answer"), step.get("stdout_tail", "")[-800:])
     assert {"claude-code": "Read,Glob,Grep,LS", "codex": "read-only", "opencode": "custom/scripted-demo",
             "aider": "ask"}[cli] in step["argv"]  # the read-only mode (OpenCode's is its seeded permissions)
     written = [p for p in home.rglob(NITR_NOTE) if p.is_file()]
