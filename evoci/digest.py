@@ -56,10 +56,14 @@ order by t.task_id
 """
 
 ITERATIONS = """
-select task_id, iteration, status, n_passed, n_target, a, regressions, fixes
-from swe_ci_iterations
-where run_id = $run_id and ($task_id is null or task_id = $task_id)
-order by task_id, iteration
+select v.task_id, v.iteration, v.status, v.n_passed, v.n_target, v.a, v.regressions, v.fixes,
+       roles.architect_status, roles.programmer_status
+from swe_ci_iterations as v
+left join (select run_id, task_id, iteration, any_value(architect_status) as architect_status,
+                  any_value(programmer_status) as programmer_status
+           from iterations group by all) as roles using (run_id, task_id, iteration)
+where v.run_id = $run_id and ($task_id is null or v.task_id = $task_id)
+order by v.task_id, v.iteration
 """
 
 INTEGRITY = """
@@ -101,6 +105,8 @@ class IterationRow:
     a: float | None
     regressions: int | None
     fixes: int | None
+    architect_status: str | None = None  # how each role's attempt ended (NULL at iteration 0)
+    programmer_status: str | None = None
 
 
 @dataclass
@@ -159,7 +165,7 @@ class RunDigest:
     solved_rate: float | None
     avg_turns: float | None
     calls: int
-    cost_usd: float
+    cost_usd: float | None  # None: some call's price is unknown
     input_tokens: int
     output_tokens: int
     tasks: list[TaskDigest] = field(default_factory=list)
@@ -216,7 +222,7 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
         run_id=run_id, dataset=dataset, max_iterations=max_iterations, config=json.loads(config or "{}"),
         created_at=created_at, finished_at=finished_at, n_tasks=n_tasks or 0, n_scored=n_scored or 0,
         evoscore=evoscore, zero_regression_rate=zero_rate, n_solved=n_solved or 0, solved_rate=solved_rate,
-        avg_turns=avg_turns, calls=calls or 0, cost_usd=cost_usd or 0.0, input_tokens=input_tokens or 0,
+        avg_turns=avg_turns, calls=calls or 0, cost_usd=cost_usd if calls else 0.0, input_tokens=input_tokens or 0,
         output_tokens=output_tokens or 0,
         tasks=[TaskDigest(*row, iterations=by_task.get(row[0], [])) for row in tasks],
         ranking=[RankingPoint(*row) for row in ranking],
@@ -259,4 +265,5 @@ def percent(value: float | None) -> str:
 
 
 def money(value: float | None) -> str:
-    return f"${(value or 0.0):.4f}"
+    """Dollars; None is a cost evoci cannot know (a model without a price), never shown as free."""
+    return "unknown (a model without a price)" if value is None else f"${value:.4f}"

@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from evoci.digest import fmt, load_digest, sql_hint
+from evoci.digest import fmt, load_digest, money, sql_hint
 from evoci.settings import Paths
 from evoci.store import connect
 
@@ -48,11 +48,11 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
     if len(digest.tasks) == 1 and digest.tasks[0].iterations:
         task = digest.tasks[0]
         table = Table(title=f"{task.task_id}: per iteration", title_justify="left")
-        for col in ("iteration", "status", "passing", "a(c)", "regressions", "fixes"):
-            table.add_column(col, justify="right" if col != "status" else "left")
+        for col in ("iteration", "architect", "programmer", "status", "passing", "a(c)", "regressions", "fixes"):
+            table.add_column(col, justify="right" if col in ("iteration", "passing", "a(c)") else "left")
         for it in task.iterations:
-            table.add_row(str(it.iteration), it.status, f"{it.n_passed}/{it.n_target}", fmt(it.a),
-                          fmt(it.regressions), fmt(it.fixes))
+            table.add_row(str(it.iteration), fmt(it.architect_status), fmt(it.programmer_status), it.status,
+                          f"{it.n_passed}/{it.n_target}", fmt(it.a), fmt(it.regressions), fmt(it.fixes))
         console.print(table)
     table = Table(title=f"run {run_id} — EvoScore γ = {gamma:g}", title_justify="left")
     for col in ("task", "status", "base → target", "turns", "solved", "EvoScore", "zero-regression", "regressed tests", "note"):
@@ -74,12 +74,29 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
     console.print(
         f"[bold]run[/]: {digest.n_scored}/{digest.n_tasks} tasks scored · EvoScore {fmt(digest.evoscore)} · "
         f"zero-regression rate {fmt(digest.zero_regression_rate)} · solved rate {fmt(digest.solved_rate)} · "
-        f"avg turns {fmt(digest.avg_turns, 1)} · cost ${fmt(digest.cost_usd, 4)} "
+        f"avg turns {fmt(digest.avg_turns, 1)} · cost {money(digest.cost_usd)} "
         f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
     )
+    print_agent_outcomes(db, run_id, console)
     _print_completeness(db, run_id, console)
     console.print(f"query these numbers: {sql_hint(db, f'select * from evoscore(gamma := {gamma:g}) where run_id = {run_id!r}')}",
                   style="dim", soft_wrap=True)
+
+
+def print_agent_outcomes(db: Path, run_id: str, console: Console) -> None:
+    """List every agent attempt that did not end ok (`trajectories`): who, when, how and why."""
+    with connect(db, read_only=True) as con:
+        rows = con.execute(f"select task_id, iteration, role, status, message from trajectories "
+                           f"where run_id = ? and status <> 'ok' order by task_id, iteration, {ROLE_ORDER}",
+                           [run_id]).fetchall()
+    if not rows:
+        return
+    table = Table(title="agent outcomes that were not ok (`trajectories`)", title_justify="left")
+    for col in ("task", "iteration", "role", "status", "message"):
+        table.add_column(col)
+    for task_id, iteration, role, status, message in rows:
+        table.add_row(task_id, str(iteration), role, status, (message or "")[:200])
+    console.print(table)
 
 
 def _print_completeness(db: Path, run_id: str, console: Console) -> None:

@@ -11,6 +11,7 @@ It speaks both wire protocols the LLM agents use, so the **real** ``openai`` and
 
 A request with ``stream: true`` gets server-sent events instead, as each provider streams them
 (``evoci.agents.scripted_stream``): the agent CLIs stream, and the gateway reads their usage.
+A spec's ``event_delay`` (seconds) paces the events as a model's generation would.
 
 The script is a list of reply specs served in order, or a callable
 ``(protocol, request_json) -> spec`` (``protocol`` is ``"openai"``, ``"anthropic"`` or ``"responses"``).
@@ -135,6 +136,7 @@ class ScriptedLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # each event leaves at once, as a streaming API sends it
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0)).decode()
@@ -145,7 +147,9 @@ class ScriptedLLMServer:
                                         "transfer-encoding": "chunked", **headers}.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    for event in [*body, b""]:
+                    for index, event in enumerate([*body, b""]):
+                        if index and getattr(body, "delay", 0):
+                            time.sleep(body.delay)
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                         self.wfile.flush()
                     return
@@ -216,8 +220,10 @@ class ScriptedLLMServer:
         if not body.get("stream"):
             return 200, {}, reply
         if protocol == "openai":
-            return 200, {}, stream.openai_stream(reply, bool((body.get("stream_options") or {}).get("include_usage")))
-        return 200, {}, stream.anthropic_stream(reply) if protocol == "anthropic" else stream.responses_stream(reply)
+            events = stream.openai_stream(reply, bool((body.get("stream_options") or {}).get("include_usage")))
+        else:
+            events = stream.anthropic_stream(reply) if protocol == "anthropic" else stream.responses_stream(reply)
+        return 200, {}, _Events(events, spec.get("event_delay") or 0.0)
 
     def _next(self, protocol: str, body: dict[str, Any]) -> Spec | None:
         if callable(self._script):
@@ -234,6 +240,14 @@ class ScriptedLLMServer:
         status, kind, message = _ANTHROPIC_ERRORS[spec["error"]]
         body = {"type": "error", "error": {"type": kind, "message": spec.get("message") or message}}
         return spec.get("status", status), {"request-id": "req_scripted", **headers}, body
+
+
+class _Events(list):
+    """Server-sent events to write one by one, ``delay`` seconds apart (a model's pace)."""
+
+    def __init__(self, events: list[bytes], delay: float):
+        super().__init__(events)
+        self.delay = delay
 
 
 def _usage(spec: Spec, raw: str) -> dict[str, int]:

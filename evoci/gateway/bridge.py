@@ -45,17 +45,27 @@ def _serve(client: socket.socket, path: str) -> None:
     upstream.close()
 
 
-def main(path: str, port: int) -> None:
+def listen(port: int) -> socket.socket:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
+    return listener
+
+
+def main(path: str, port: int) -> None:
+    listener = listen(port)
     if os.fork():  # the parent returns once the port listens; the child serves
         os._exit(0)
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # never hold the command's output pipes open
         os.dup2(devnull, fd)
+    serve(listener, path)
+
+
+def serve(listener: socket.socket, path: str) -> None:
+    """Pipe every connection to ``listener`` to the Unix socket ``path``, forever."""
     while True:
         client, _ = listener.accept()
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

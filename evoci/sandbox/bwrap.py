@@ -160,8 +160,6 @@ def read_only_for(program: str, search_path: str, *, workspace: Path, installs: 
     exe, real = Path(os.path.abspath(found)), Path(os.path.realpath(found))
     if all(_within(p, (*_system_roots(), *map(Path, installs))) for p in (exe, real)):
         return []
-    if _within(exe, tuple(map(Path, installs))):  # a virtualenv's python links to its base: the caller mounts that
-        return []
     for candidate in (exe.parent.parent, real.parent.parent):
         if (candidate / "pyvenv.cfg").is_file():
             refuse_install(candidate, workspace)

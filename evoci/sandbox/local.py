@@ -99,7 +99,7 @@ class LocalSandbox:
             visible += bwrap.venv_base(Path(install))
         if cmd:
             visible += bwrap.read_only_for(cmd[0], sandbox_env["PATH"], workspace=self._workspace,
-                                           installs=(str(self.environment.path), *self.isolation.ro_paths, *installs))
+                                           installs=(*map(str, visible),))
         argv = bwrap.command(
             cmd, root=self._workspace, cwd=str(where.relative_to(self._workspace)), env=sandbox_env,
             read_only=visible, options=self.isolation, ephemeral=self.ephemeral,
