@@ -224,7 +224,7 @@ def _aider_usage(stdout: str, files: dict[str, str]) -> CliUsage:
 
 def _aider_answer(stdout: str, files: dict[str, str]) -> str:
     # Ask mode prints its banner, then the model's reply: the answer is the reply's JSON object.
-    start = stdout.find('{"files"')
+    start = stdout.rfind('{"files"')  # the last one: aider may echo the prompt, which shows the format
     return stdout[start : stdout.rfind("}") + 1] if start >= 0 else stdout
 
 

@@ -55,10 +55,10 @@ def cli_script(cli: str, history: Path | None = None) -> Callable[[str, dict[str
         tool = _shell_tool(request)
         if cli == "aider":
             return _aider(seen, states)
+        if '{"files"' in seen:  # read-only mode (NITR): the answer, whatever tools the CLI offers
+            return text(_nitr_answer(seen))
         if tool is None and cli != "mini-swe-agent":
             return text("evoci demo")  # a side request (a title, a quota probe): no work in it
-        if '{"files"' in seen:
-            return text(_nitr_answer(seen))
         command = _next_command(seen, states)
         if command is None:
             return _act(tool, f"echo {SUBMIT}") if cli == "mini-swe-agent" and "EVOCI-DONE" in seen else text("Done.")
