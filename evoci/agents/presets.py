@@ -223,9 +223,11 @@ def _aider_usage(stdout: str, files: dict[str, str]) -> CliUsage:
 
 
 def _aider_answer(stdout: str, files: dict[str, str]) -> str:
-    # Ask mode prints its banner, then the model's reply: the answer is the reply's JSON object.
-    start = stdout.rfind('{"files"')  # the last one: aider may echo the prompt, which shows the format
-    return stdout[start : stdout.rfind("}") + 1] if start >= 0 else stdout
+    # Ask mode's reply, as its chat history keeps it (its console output wraps long lines):
+    # the last {"files"} object in it (the history also holds the prompt, which shows the format).
+    text = files.get(_AIDER_HISTORY) or stdout
+    start = text.rfind('{"files"')
+    return text[start : text.rfind("}") + 1] if start >= 0 else text
 
 
 PRESETS: dict[str, Preset] = {
