@@ -55,7 +55,7 @@ def cli_script(cli: str, history: Path | None = None) -> Callable[[str, dict[str
         tool = _shell_tool(request)
         if cli == "aider":
             return _aider(seen, states)
-        if '{"files"' in seen:  # read-only mode (NITR): the answer, whatever tools the CLI offers
+        if _asks_files(seen):  # read-only mode (NITR): the answer, whatever tools the CLI offers
             return text(_nitr_answer(seen))
         if tool is None and cli != "mini-swe-agent":
             return text("evoci demo")  # a side request (a title, a quota probe): no work in it
@@ -105,7 +105,7 @@ def _act(tool: str | None, command: str) -> Spec:
 def _aider(seen: str, states: list[dict[str, bytes]]) -> Spec:
     if "You are a senior software architect" in seen:
         return text(_whole({REQUIREMENT_FILE: REQUIREMENT}))
-    if '{"files"' in seen:
+    if _asks_files(seen):
         return text(_nitr_answer(seen))
     paths = sorted({p for s in states for p in s if not p.startswith("tests/")})
     current = max(range(len(states)), key=lambda k: (sum(
@@ -118,6 +118,11 @@ def _aider(seen: str, states: list[dict[str, bytes]]) -> Spec:
 def _whole(files: dict[str, str]) -> str:
     blocks = [f"{path}\n````\n{content.rstrip()}\n````" for path, content in files.items()]  # aider's fence
     return "Here are the changes.\n\n" + "\n\n".join(blocks) + "\n"
+
+
+def _asks_files(seen: str) -> bool:
+    """The prompt asks for a ``{"files": ...}`` answer (OpenCode sends its prompt as a quoted string)."""
+    return '{"files"' in seen or '{\\"files\\"' in seen
 
 
 def _nitr_answer(seen: str) -> str:
