@@ -8,6 +8,7 @@
     evoci sql "QUERY"               query the results database (read-only)
     evoci report [--run-id ID]      a run's scores as a table (or --html FILE)
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
+    evoci agents install|list       the agent CLIs evoci runs (see evoci/agents/cli.py)
     evoci server | serve | retry    operate from the Prefect UI (see evoci/cli_ops.py)
 """
 
@@ -51,26 +52,33 @@ def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
     return options
 
 
-def _config(args: argparse.Namespace):
-    """The run's config from the command line; a value pydantic refuses is an InputError naming it."""
+def _config(args: argparse.Namespace, protocol: str = "swe-ci"):
+    """The run's config from the options (a preset agent, --agent claude-code …, resolved for ``protocol``);
+    a value pydantic refuses is an InputError naming it."""
     from pydantic import ValidationError
 
     from evoci.errors import InputError
 
     try:
-        return _make_config(args)
+        return _make_config(args, protocol)
     except ValidationError as exc:  # e.g. a --run-id that is not a folder name
         problems = "; ".join(str(e["ctx"]["error"]) if e["type"] == "value_error"  # says its field itself
                              else f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise InputError(problems) from None
 
 
-def _make_config(args: argparse.Namespace):
+def _make_config(args: argparse.Namespace, protocol: str):
+    from evoci.agents.cli_agent import resolve
     from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 
     agent_options = _parse_options(args.agent_option, "--agent-option")
-    architect = AgentConfig(kind=args.agent, model=args.architect_model or args.model, options=agent_options)
-    programmer = AgentConfig(kind=args.agent, model=args.programmer_model or args.model, options=agent_options)
+    architect = AgentConfig(kind=args.architect_agent or args.agent, model=args.architect_model or args.model,
+                            options=agent_options)
+    programmer = AgentConfig(kind=args.programmer_agent or args.agent, model=args.programmer_model or args.model,
+                             options=agent_options)
+    if protocol == "swe-ci":
+        architect = resolve(architect, protocol)
+    programmer = resolve(programmer, protocol)
     if args.architect_block:
         architect = _from_model_block(args.architect_block)
     if args.programmer_block:
@@ -81,8 +89,8 @@ def _make_config(args: argparse.Namespace):
 
         sandbox = SandboxBlock.load(args.sandbox_block).config()
     return RunConfig(
-        run_id=args.run_id, max_iterations=args.max_iterations, architect=architect, programmer=programmer,
-        sandbox=sandbox,
+        protocol=protocol, run_id=args.run_id, max_iterations=args.max_iterations, architect=architect,
+        programmer=programmer, sandbox=sandbox,
         test_timeout_s=args.test_timeout, concurrency=args.concurrency,
         code_quality=getattr(args, "code_quality", False),
         attempts=args.attempts, grade_every_step=args.grade_every_step,
@@ -117,13 +125,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     protocol = detect_protocol(args.dataset, args.protocol)  # from whole records, never a file's first bytes
     if protocol == "nitr" and not args.dataset.startswith("nitr"):
         args.dataset = f"nitr:{args.dataset}"
-    check_run_config(_config(args).model_copy(update={"protocol": protocol}))  # before anything is recorded
+    check_run_config(_config(args, protocol))  # before anything is recorded
     if protocol == "swe-evo":
         return cmd_run_swe_evo(args)
     if protocol == "swe-bench-cl":
         from evoci.swe_bench_cl.cli import cmd_run_continual
 
-        return cmd_run_continual(args, _config(args).model_copy(update={"protocol": "swe-bench-cl"}))
+        return cmd_run_continual(args, _config(args, "swe-bench-cl"))
     from evoci.datasets import dataset_name
     from evoci.identity import check_run
     from evoci.report import console_for_output
@@ -140,13 +148,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         except DatasetError as exc:
             console.print(f"[red]{exc}[/]")
             return 2
-    config = _config(args)
     nitr = protocol == "nitr"
+    config = _config(args, "nitr" if nitr else "swe-ci")
     name = dataset_name(args.dataset)
     if nitr:
         from evoci.nitr.suites import run_dataset_name, selected_suite
 
-        config = config.model_copy(update={"protocol": "nitr"})
         name = run_dataset_name(args.dataset, selected_suite(args.dataset, _selection(args.select)))
     else:
         from evoci.datasets import load_dataset
@@ -232,7 +239,7 @@ def cmd_run_swe_evo(args: argparse.Namespace) -> int:
     from evoci.report import console_for_output
 
     console = console_for_output()
-    config = _config(args).model_copy(update={"protocol": "swe-evo"})
+    config = _config(args, "swe-evo")
     if args.predictions:
         path = Path(args.predictions).absolute()
         if not path.is_file():
@@ -315,8 +322,11 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command; "
+    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command, or an "
+                   "agent CLI: claude-code, codex, opencode, mini-swe-agent, aider (install with `evoci agents install`); "
                    "SWE-EVO also: gold, empty; NITR also: reference, api (default: replay, the real history)")
+    p.add_argument("--architect-agent", metavar="AGENT", help="the architect's agent (default: --agent)")
+    p.add_argument("--programmer-agent", metavar="AGENT", help="the programmer's agent (default: --agent)")
     p.add_argument("--model", help="model for both roles (llm agent)")
     p.add_argument("--architect-model", help="model for the architect (default: --model)")
     p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
@@ -412,6 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     from evoci.nitr.cli import register as register_nitr
 
     register_nitr(sub)
+
+    from evoci.agents.cli import register as register_agents
+
+    register_agents(sub)
     return parser
 
 

@@ -8,6 +8,8 @@
 #     Docker tests when it cannot (CI does)
 #   - Chromium, for the UI screenshot test (scripts/chromium.sh)
 #   - cmake, g++ and GoogleTest, for the C++ NITR probe (scripts/cpp-tools.sh)
+#   - the pinned agent CLIs the preset tests run (scripts/agents.sh; cached in $EVOCI_TOOLS);
+#     required when EVOCI_REQUIRE_DOCKER=1 (CI), else their tests skip
 # Extra arguments go to pytest.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +47,14 @@ if [ -x scripts/chromium.sh ] || [ -f scripts/chromium.sh ]; then
     bash scripts/chromium.sh || echo "test: Chromium unavailable; the screenshot test will be skipped" >&2
 fi
 bash scripts/cpp-tools.sh || echo "test: cmake/g++/GoogleTest unavailable; the C++ NITR tests will be skipped" >&2
+if out="$(bash scripts/agents.sh)"; then
+    export "$(printf '%s\n' "$out" | grep '^EVOCI_TOOLS=')"
+elif [ "${EVOCI_REQUIRE_DOCKER:-0}" = "1" ]; then
+    echo "test: the agent CLIs could not be installed (required in CI)" >&2
+    exit 1
+else
+    echo "test: agent CLIs unavailable; the preset tests will be skipped" >&2
+fi
 
 # pytest exits 5 when it ran no test: that is a failure here, and set -e makes it one.
 # Two worker processes (EVOCI_TEST_WORKERS; 0 runs in this process): most tests wait on

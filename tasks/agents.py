@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,9 +75,14 @@ def _did(outcome: AgentOutcome, success: str) -> str:
     return f"ended with {outcome.status.value}" + (f" ({message})" if message else "")
 
 
-def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContext) -> AgentOutcome:
+def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContext,
+               fresh: Callable[[], None] | None = None) -> AgentOutcome:
     """Run the role's agent, recording each model call as it is answered; if infrastructure fails
     mid-attempt, keep the calls already paid for, then raise.
+
+    With a command agent's ``max_try`` (the official SWE-CI harness's retry rule), an attempt that
+    did not end ok is followed by a fresh one from the same input (``fresh`` restores it), up to
+    ``max_try`` attempts; the last one is the outcome, every attempt's calls and steps are kept.
 
     Calls are keyed by a fresh id of this node execution: a new flow run, a node retry or a UI
     retry starts Prefect's run count at 1 again, but never reuses this id.
@@ -91,11 +97,17 @@ def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContex
         run.facts.call(run.run_id, task_id, ctx.iteration, role.value, paid, len(paid.calls) - 1)
 
     ctx.on_call = on_call
+    tries = int(config.options.get("max_try", 1) or 1) if config.kind == "command" and fresh else 1
+    earlier: list[AgentOutcome] = []
     # The model gateway's request/response transcript of this node execution (an agent CLI's).
     ctx.transcript = (run.paths.artifacts(run.run_id, task_id) / "gateway"
                       / f"iteration-{ctx.iteration}-{role.value}-{paid.node_run}.jsonl")
     try:
         outcome = make_agent(role, config).run(ctx)
+        while outcome.status is not AgentStatus.OK and len(earlier) + 1 < tries:
+            earlier.append(outcome)
+            fresh()  # type: ignore[misc]
+            outcome = make_agent(role, config).run(ctx)
     except Exception as exc:
         partial = getattr(exc, "outcome", None)
         if isinstance(partial, AgentOutcome) and partial.calls:
@@ -103,6 +115,11 @@ def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContex
             run.facts.interrupted_calls(run.run_id, task_id, ctx.iteration, role.value, partial)
         raise
     outcome.node_try, outcome.node_run = paid.node_try, paid.node_run
+    if earlier:
+        outcome.calls = [c for o in earlier for c in o.calls] + outcome.calls
+        outcome.trajectory = [{"attempt": k + 1, "status": o.status.value, "message": o.message, "steps": o.trajectory}
+                              for k, o in enumerate(earlier)] + outcome.trajectory
+        outcome.message = f"attempt {len(earlier) + 1} of at most {tries}: {outcome.message}"
     return outcome
 
 
@@ -120,7 +137,12 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
     sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
     try:
         listed = write_non_passed(sandbox, report, targets)
-        outcome = _run_agent(Role.ARCHITECT, run, prepared, _context(prepared, run, iteration, sandbox))
+
+        def fresh() -> None:
+            workspace.checkout(sha)
+            write_non_passed(sandbox, report, targets)
+
+        outcome = _run_agent(Role.ARCHITECT, run, prepared, _context(prepared, run, iteration, sandbox), fresh)
         try:
             requirement = sandbox.read_file(REQUIREMENT_FILE).decode(errors="replace")
         except (FileNotFoundError, IsADirectoryError, ValueError):  # ValueError: a link out of the workspace
@@ -154,7 +176,13 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
         sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         try:
             sandbox.write_file(REQUIREMENT_FILE, requirement)
-            outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement))
+
+            def fresh() -> None:
+                workspace.checkout(sha)
+                sandbox.write_file(REQUIREMENT_FILE, requirement)
+
+            outcome = _run_agent(Role.PROGRAMMER, run, prepared, _context(prepared, run, iteration, sandbox, requirement),
+                                 fresh)
         finally:
             sandbox.cleanup()
         inject_fault(run.home, "programmer-paid", iteration)  # a node that fails after its model calls were paid

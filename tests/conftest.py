@@ -16,6 +16,10 @@ if _worker:  # before Prefect is imported: it reads PREFECT_HOME once
     os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix=f"evoci-test-prefect-{_worker}-")
     os.environ["EVOCI_HOME"] = tempfile.mkdtemp(prefix=f"evoci-test-home-{_worker}-")
 
+# The agent CLIs scripts/agents.sh installs (the same default folder), for a test run without scripts/test.sh.
+os.environ.setdefault("EVOCI_TOOLS", os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                                                  "evoci", "tools"))
+
 # Read by Prefect at import: quiet, and patient with a busy 2-core machine.
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -31,7 +35,7 @@ def prefect_server():
     from prefect.settings import PREFECT_API_URL
     from prefect.testing.utilities import prefect_test_harness
 
-    # A busy machine starts the server slowly: EVOCI_TEST_PREFECT_STARTUP_S waits longer.
+    # A busy machine may need longer: EVOCI_TEST_PREFECT_STARTUP_S (default 120).
     with prefect_test_harness(server_startup_timeout=int(os.environ.get("EVOCI_TEST_PREFECT_STARTUP_S", "120"))):
         yield PREFECT_API_URL.value()
 

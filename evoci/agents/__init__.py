@@ -1,13 +1,15 @@
 """Agents: who plays the architect and the programmer.
 
 ``make_agent(role, config)`` builds one from an ``AgentConfig``. ``replay`` (the
-human-replay baseline) ships here; ``llm`` and ``command`` are imported only when used.
+human-replay baseline) ships here; ``llm``, ``command`` and the agent CLI presets
+(``claude-code``, ``codex``, ``opencode``, ``mini-swe-agent``, ``aider``) are imported only when used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from evoci.agents.install import PACKAGES
 from evoci.agents.base import Agent, AgentContext, AgentOutcome, AgentStatus, ModelCall, Role
 from evoci.domain import AgentConfig
 
@@ -30,7 +32,16 @@ def _command(role: Role, config: AgentConfig) -> Agent:
     return CommandAgent.from_config(role, config)
 
 
+def _preset(role: Role, config: AgentConfig) -> Agent:
+    from evoci.agents.cli_agent import resolve
+    from evoci.agents.command import CommandAgent
+
+    return CommandAgent.from_config(role, resolve(config))
+
+
 AGENTS: dict[str, Callable[[Role, AgentConfig], Agent]] = {"replay": _replay, "llm": _llm, "command": _command}
+# The agent CLIs evoci installs and runs as presets (evoci.agents.presets); `evoci run` resolves them first.
+AGENTS.update(dict.fromkeys(PACKAGES, _preset))
 
 
 def make_agent(role: Role | str, config: AgentConfig) -> Agent:

@@ -22,17 +22,20 @@ hands variables by name (never a key: the gateway keeps keys on the host).
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, AgentContext, AgentOutcome, AgentStatus, ModelCall, Role
+from evoci.agents.cli_agent import PresetCall, PresetSpec
 from evoci.agents.llm import prompts
 from evoci.agents.llm.config import parse_options
 from evoci.agents.requirement import validate_requirement
 from evoci.domain import AgentConfig
 from evoci.errors import InputError
-from evoci.gateway import GatewayConfig, open_gateway, placeholders, sandbox_env
+from evoci.gateway import CliUsage, GatewayConfig, open_gateway, placeholders, sandbox_env
 from evoci.gateway.server import Gateway
 
 PROMPT_FILE = f"{HARNESS_DIR}/prompt.md"
@@ -45,8 +48,10 @@ class CommandConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     command: list[str] = Field(min_length=1)
-    """The command template. Placeholders: {prompt_file}, {requirement_file}, {role},
-    {iteration}, {max_iterations}, {model} (AgentConfig.model, or '' when unset)."""
+    """The command template. Placeholders: {prompt} (the prompt's text), {prompt_file} (the same
+    text in a file), {requirement_file}, {role}, {iteration}, {max_iterations}, {model}
+    (AgentConfig.model, or '' when unset); an argument that is exactly {source_files} becomes one
+    argument per source file of the workspace (tests and hidden files left out)."""
     timeout_s: float = Field(3600.0, gt=0)
     """Kill the command (and everything it started) after this many seconds → LIMIT."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -55,6 +60,11 @@ class CommandConfig(BaseModel):
     """Names of this process's environment variables handed to the command (API keys)."""
     name: str | None = None
     """The agent's name in results; default 'command:<program>'."""
+    preset: PresetSpec | None = None
+    """Set by ``--agent claude-code`` and the other presets (``evoci.agents.cli_agent``)."""
+    max_try: int = Field(1, ge=1)
+    """The official SWE-CI harness's retry rule: a run that fails (non-zero exit, no valid
+    requirement.xml) is tried again from the same input commit, up to this many times."""
     gateway: GatewayConfig | None = None
     """The model upstream the command reaches through evoci's gateway; None = no model, no network.
     Adds {gateway_url}, {openai_base_url} and {dummy_key} to the placeholders."""
@@ -89,6 +99,10 @@ class CommandAgent:
         outcome.trajectory.append({"role": "gateway", "totals": gw.totals(),
                                    "transcript": str(transcript) if transcript else gw.transcript,
                                    "calls": [c.__dict__ for c in gw.calls]})
+        reported = next((step["cli_usage"] for step in outcome.trajectory if step.get("cli_usage")), None)
+        if reported:  # the CLI's own account beside the gateway's: a difference is recorded, never used
+            check = gw.cross_check(CliUsage(**reported))
+            outcome.trajectory[-1]["usage_check"] = {**asdict(check), "agrees": check.agrees}
         if gw.failure is not None:
             gw.failure.outcome = outcome  # type: ignore[attr-defined] - the calls already paid are recorded
             gw.verdict()
@@ -103,24 +117,27 @@ class CommandAgent:
             raise InputError(f"pass_env {cfg.pass_env} would hand host variables to a command behind the model "
                              "gateway, which keeps the key on the host — drop pass_env")
         previous = _read(ctx, REQUIREMENT_FILE) if self.role is Role.ARCHITECT else None
-        sandbox.write_file(PROMPT_FILE, self.prompt(ctx))
+        prompt = self.prompt(ctx)
+        sandbox.write_file(PROMPT_FILE, prompt)
         fields = {
-            "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
+            "prompt": prompt, "prompt_file": PROMPT_FILE, "requirement_file": REQUIREMENT_FILE, "role": self.role.value,
             "iteration": ctx.iteration, "max_iterations": ctx.max_iterations, "model": self.model or "",
             **(placeholders() if gw is not None else {}),
         }  # fmt: skip
-        try:
-            argv = [part.format(**fields) for part in cfg.command]
-        except (KeyError, IndexError, ValueError) as exc:
-            raise InputError(
-                f"the command template {cfg.command} has an unknown placeholder or stray brace ({exc}) — "
-                f"use {{{', '.join(fields)}}} and write literal braces as {{{{ and }}}}"
-            ) from None
+        preset = PresetCall(cfg.preset, sandbox.visible_root) if cfg.preset else None
+        if preset:
+            fields.update(preset.fields())
+        argv = _fill_template(cfg.command, fields, sandbox.workspace)
+        env = preset.env(cfg.env, fields) if preset else dict(cfg.env)
+        if preset:
+            preset.prepare(sandbox, fields)
+            argv = preset.wrap(argv)
         secrets = {name: os.environ[name] for name in cfg.pass_env if name in os.environ}
+        mounts = {"installs": preset.installs()} if preset else {}
         if gw is None:
-            result = sandbox.exec(argv, env={**cfg.env, **secrets}, timeout=cfg.timeout_s)
+            result = sandbox.exec(argv, env={**env, **secrets}, timeout=cfg.timeout_s, **mounts)
         else:
-            result = sandbox.exec(argv, env={**sandbox_env(), **cfg.env}, timeout=cfg.timeout_s, gateway=gw.endpoint)
+            result = sandbox.exec(argv, env={**sandbox_env(), **env}, timeout=cfg.timeout_s, gateway=gw.endpoint, **mounts)
         scrub = _scrubber(secrets.values())
         if result.timed_out:
             status, message = AgentStatus.LIMIT, f"the command timed out after {cfg.timeout_s:g} s"
@@ -142,6 +159,10 @@ class CommandAgent:
             "timed_out": result.timed_out, "duration_s": result.duration_s,
             "stdout_tail": scrub(result.stdout[-TAIL_CHARS:]), "stderr_tail": scrub(result.stderr[-TAIL_CHARS:]),
         }  # fmt: skip
+        if preset:
+            usage, kept, answer = preset.after(sandbox.workspace, result.stdout)
+            step.update(preset=cfg.preset.name, version=cfg.preset.version, cli_usage=asdict(usage) if usage else None,
+                        cli_files={k: scrub(v) for k, v in kept.items()}, answer=scrub(answer))
         return AgentOutcome(status=status, message=message, calls=[call], trajectory=[step], seconds=result.duration_s)
 
     def prompt(self, ctx: AgentContext) -> str:
@@ -158,6 +179,39 @@ class CommandAgent:
         if errors:
             return AgentStatus.INVALID_OUTPUT, f"{REQUIREMENT_FILE} is invalid: " + "; ".join(errors)
         return AgentStatus.OK, "the command wrote a valid requirement.xml"
+
+
+def _fill_template(template: list[str], fields: dict[str, Any], workspace: Path) -> list[str]:
+    argv: list[str] = []
+    for part in template:
+        if part == "{source_files}":
+            argv += source_files(workspace)
+            continue
+        try:
+            argv.append(part.format(**fields))
+        except (KeyError, IndexError, ValueError) as exc:
+            raise InputError(
+                f"the command template {template} has an unknown placeholder or stray brace ({exc}) — "
+                f"use {{{', '.join(fields)}}} or {{source_files}}, and write literal braces as {{{{ and }}}}"
+            ) from None
+    return argv
+
+
+SOURCE_LIMIT = 400  # {source_files}: at most this many (a CLI given a huge tree is given its top)
+
+
+def source_files(workspace: Path) -> list[str]:
+    """The workspace's files an editing CLI may be handed: not hidden, not tests, not links."""
+    found: list[str] = []
+    for folder, dirs, names in os.walk(workspace, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("tests", "test", "__pycache__"))
+        rel = Path(folder).relative_to(workspace)
+        for name in sorted(names):
+            path = Path(folder) / name
+            if name.startswith(".") or path.is_symlink() or name.startswith("test_") or name.endswith(".pyc"):
+                continue
+            found.append((rel / name).as_posix())
+    return found[:SOURCE_LIMIT]
 
 
 def _read(ctx: AgentContext, path: str) -> str | None:

@@ -61,6 +61,7 @@ class StepContext:
     # Sees every model call as it is answered (the shared LLM roles read it); NITR keeps an
     # attempt's calls from its outcome, so nothing is attached here.
     on_call: Callable[[ModelCall], None] | None = None
+    transcript: Path | None = None  # where a model gateway writes its request/response log (None: kept in memory)
 
     @property
     def iteration(self) -> int:
@@ -105,10 +106,39 @@ class ReferenceAgent:
 
 
 class NitrCommandAgent(CommandAgent):
-    """A command agent whose prompt file holds the NITR step prompt instead of a SWE-CI role prompt."""
+    """A command agent whose prompt file holds the NITR step prompt instead of a SWE-CI role prompt.
+
+    A preset in read-only mode (NITR's agent mode as the paper ran it: the CLI reads the
+    repository, writes nothing, runs nothing) answers ``{"files": [...]}``; evoci writes them.
+    """
+
+    def read_only(self) -> bool:
+        return bool(self.config.preset and self.config.preset.read_only)
 
     def prompt(self, ctx: StepContext) -> str:  # type: ignore[override]
+        if self.read_only():
+            return f"{SYSTEM_PROMPT}\n\n{step_prompt(ctx)}\n{READ_ONLY_NOTE}\n{API_FORMAT}"
         return f"{SYSTEM_PROMPT}\n\n{step_prompt(ctx)}"
+
+    def run(self, ctx: StepContext) -> AgentOutcome:  # type: ignore[override]
+        outcome = super().run(ctx)  # type: ignore[arg-type]
+        if self.read_only() and outcome.status is AgentStatus.OK:
+            answer = next((s["answer"] for s in outcome.trajectory if isinstance(s, dict) and "answer" in s), "")
+            outcome.status, outcome.message = materialize(answer, ctx.sandbox)
+        return outcome
+
+
+READ_ONLY_NOTE = "Read the repository's files as you need; do not change any file and do not run commands."
+
+
+def materialize(answer: str, sandbox: Sandbox) -> tuple[AgentStatus, str]:
+    """Write a ``{"files": [...]}`` answer into the workspace; ``invalid_output`` when it is not one."""
+    files, problem = parse_files_answer(answer)
+    if files is None:
+        return AgentStatus.INVALID_OUTPUT, f"malformed answer: {problem}"
+    for path, content in files.items():
+        sandbox.write_file(path, content)
+    return AgentStatus.OK, f"replaced {len(files)} file(s): {', '.join(sorted(files))}"
 
 
 class NitrLLMAgent(LLMAgent):

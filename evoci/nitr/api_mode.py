@@ -15,7 +15,7 @@ import time
 from evoci.agents.base import AgentOutcome, AgentStatus
 from evoci.agents.llm.client import ChatModel, ModelError, complete_with_retries
 from evoci.domain import AgentConfig
-from evoci.nitr.agents import API_FORMAT, SYSTEM_PROMPT, StepContext, parse_files_answer, step_prompt
+from evoci.nitr.agents import API_FORMAT, SYSTEM_PROMPT, StepContext, materialize, step_prompt
 
 MAX_FILE_BYTES = 200_000  # a larger file is named but not inlined (binary blobs, generated data)
 
@@ -62,12 +62,9 @@ class ApiModeAgent:
             outcome.seconds = time.monotonic() - started
             return outcome
         messages.append({"role": "assistant", "content": turn.text, "finish_reason": turn.finish_reason})
-        files, problem = parse_files_answer(turn.text or "") if not turn.refusal else (None, f"refused: {turn.refusal}")
-        if files is None:
-            outcome.status, outcome.message = AgentStatus.INVALID_OUTPUT, f"malformed answer: {problem}"
+        if turn.refusal:
+            outcome.status, outcome.message = AgentStatus.INVALID_OUTPUT, f"malformed answer: refused: {turn.refusal}"
         else:
-            for path, content in files.items():
-                ctx.sandbox.write_file(path, content)
-            outcome.message = f"replaced {len(files)} file(s): {', '.join(sorted(files))}"
+            outcome.status, outcome.message = materialize(turn.text or "", ctx.sandbox)
         outcome.seconds = time.monotonic() - started
         return outcome

@@ -177,7 +177,9 @@ def refuse_install(path: Path, workspace: Path) -> None:
         reasons.append("it holds the workspace and the run's other folders (the oracle among them)")
     if any(home.is_relative_to(path) for home in homes):
         reasons.append("it is or holds a home folder")
-    if any((p / "evoci.duckdb").exists() or p.name == ".evoci" for p in (path, *path.parents)):
+    # An installation evoci made in its tools folder (it holds its marker file) is only that CLI.
+    evoci_install = (path / "evoci-install.json").is_file()
+    if not evoci_install and any((p / "evoci.duckdb").exists() or p.name == ".evoci" for p in (path, *path.parents)):
         reasons.append("it is inside evoci's home (runs and results)")
     if len(path.parts) <= 2 and not _within(path, _system_roots()):
         reasons.append("it is a top-level folder")

@@ -78,20 +78,25 @@ class LocalSandbox:
         timeout: float,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         gateway: GatewayEndpoint | None = None,
+        installs: tuple[str, ...] = (),
     ) -> ExecResult:
         """Run ``cmd`` in the virtualenv with a scrubbed environment; ``env`` is added on top.
 
-        ``gateway``: serve the model gateway into the command (its only way out; isolated only)."""
+        ``gateway``: serve the model gateway into the command (its only way out; isolated only).
+        ``installs``: installation folders visible read-only at their own paths for this command
+        (an agent CLI from evoci's tools folder: exactly that installation)."""
         where = resolve_inside(self._workspace, cwd)
         if self.isolation is None:
             if gateway is not None:
                 raise SandboxError("the model gateway needs an isolated sandbox (local or docker), not host")
             return run_process(cmd, cwd=where, env=self._host_env(env), timeout=timeout, output_limit=output_limit)
         sandbox_env = self._isolated_env(env)
-        for path in self.isolation.ro_paths:
+        for path in (*self.isolation.ro_paths, *installs):
             bwrap.refuse_install(Path(path), self._workspace)
         visible = [self.environment.path, *bwrap.venv_base(self.environment.path),
-                   *map(Path, self.isolation.ro_paths)]  # fmt: skip
+                   *map(Path, self.isolation.ro_paths), *map(Path, installs)]  # fmt: skip
+        for install in installs:  # a virtualenv's interpreter lives in its base installation
+            visible += bwrap.venv_base(Path(install))
         if cmd:
             visible += bwrap.read_only_for(cmd[0], sandbox_env["PATH"], workspace=self._workspace,
                                            installs=(*map(str, visible),))

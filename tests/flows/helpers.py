@@ -47,3 +47,15 @@ def fail_first_write(monkeypatch, path: str) -> None:
         return original(self, target, content)
 
     monkeypatch.setattr(LocalSandbox, "write_file", flaky_write)
+
+
+def with_usage(solver, usage: dict, served: list):
+    """``solver``'s replies with ``usage`` on each; ``served`` gets the wire protocol of every reply."""
+
+    def script(wire: str, request: dict):
+        spec = dict(solver(wire, request))
+        spec["usage"] = usage
+        served.append(wire)
+        return spec
+
+    return script

@@ -9,7 +9,7 @@ from evoci.agents.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_scr
 from evoci.demo import demo_task
 from evoci.domain import RunConfig
 from evoci.flows.evolve import evolve
-from tests.flows.helpers import query
+from tests.flows.helpers import query, with_usage
 
 pytestmark = pytest.mark.usefixtures("prefect_server")
 
@@ -22,17 +22,9 @@ COST_PER_CALL = (800 * 2.0 + 200 * 0.5 + 50 * 8.0) / 1_000_000
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])
 def test_llm_architect_and_programmer_solve_the_demo_and_every_call_is_accounted(tmp_path, monkeypatch, protocol):
     monkeypatch.setenv(DEMO_KEY_ENV, SECRET)
-    solver = demo_script()
-    calls = []
-
-    def script(wire: str, request: dict):
-        spec = dict(solver(wire, request))
-        spec["usage"] = USAGE
-        calls.append(wire)
-        return spec
-
+    calls: list[str] = []
     home = tmp_path / "home"
-    with ScriptedLLMServer(script) as server:
+    with ScriptedLLMServer(with_usage(demo_script(), USAGE, calls)) as server:
         agent = demo_agent_config(server, protocol)
         agent = agent.model_copy(update={"options": {**agent.options, "price": PRICE}})
         config = RunConfig(max_iterations=5, architect=agent, programmer=agent)

@@ -116,8 +116,12 @@ class DockerSandbox:
         timeout: float,
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         gateway: GatewayEndpoint | None = None,
+        installs: tuple[str, ...] = (),
     ) -> ExecResult:
         """Run ``cmd`` in a fresh container; remove it afterwards (see the module docstring for what raises).
+
+        ``installs``: host installation folders (an agent CLI from evoci's tools folder, and a
+        virtualenv's base interpreter) mounted read-only at their own paths for this command.
 
         ``gateway``: the model gateway's socket folder is mounted read-only and bridged to
         127.0.0.1 of the container's own (``none``) network before the command starts."""
@@ -127,7 +131,7 @@ class DockerSandbox:
         relative = where.relative_to(self._workspace).as_posix()
         workdir = posixpath.normpath(posixpath.join(CONTAINER_WORKSPACE, relative))
         with slot(self.options.concurrency_limit_name):
-            return self._run(list(cmd), workdir, self._env(env), timeout, output_limit, gateway)
+            return self._run(list(cmd), workdir, self._env(env), timeout, output_limit, gateway, installs)
 
     def read_file(self, path: str) -> bytes:
         return read_inside(self._workspace, path)
@@ -143,12 +147,12 @@ class DockerSandbox:
     # -- one container ---------------------------------------------------------------------------
 
     def _run(self, cmd: list[str], workdir: str, env: dict[str, str], timeout: float, limit: int,
-             gateway: GatewayEndpoint | None = None) -> ExecResult:
+             gateway: GatewayEndpoint | None = None, installs: tuple[str, ...] = ()) -> ExecResult:
         started = time.monotonic()
         out, err = BoundedCapture(limit), BoundedCapture(limit)
         container_id = None
         try:
-            container = self._create(cmd, workdir, env, gateway)
+            container = self._create(cmd, workdir, env, gateway, installs)
             container_id = container.id
             reader = self._attach(container, out, err)
             self._engine("start the container", container.start)
@@ -173,7 +177,8 @@ class DockerSandbox:
             truncated=bool(out.dropped or err.dropped),
         )
 
-    def _create(self, cmd: list[str], workdir: str, env: dict[str, str], gateway: GatewayEndpoint | None = None):
+    def _create(self, cmd: list[str], workdir: str, env: dict[str, str], gateway: GatewayEndpoint | None = None,
+                installs: tuple[str, ...] = ()):
         tmp = {"/tmp": f"rw,exec,size={self.options.tmp_bytes}"}
         mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}, "tmpfs": tmp}
         if self.ephemeral:
@@ -182,6 +187,12 @@ class DockerSandbox:
                                 REPORT_DIR: f"rw,size={REPORT_DIR_BYTES}"}}
             cmd = ["/bin/sh", "-c", f'cp -a {_SOURCE}/. {CONTAINER_WORKSPACE}/ && cd "$0" && exec "$@"', workdir, *cmd]
             workdir = "/"
+        for install in installs:
+            from evoci.sandbox.bwrap import refuse_install, venv_base
+
+            refuse_install(Path(install), self._workspace)
+            for path in (Path(install), *venv_base(Path(install))):
+                mounts["volumes"].setdefault(str(path), {"bind": str(path), "mode": "ro"})
         if gateway is not None:
             from evoci.gateway.endpoint import SANDBOX_DIR, bridge_command  # evoci.gateway imports the agents
 
