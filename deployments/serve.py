@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evoci.domain import AgentConfig, RunConfig
-from evoci.settings import Paths
+from evoci.settings import Paths, location
 
 NIGHTLY = "0 2 * * *"
 BENCHMARK = "benchmark/nightly"
@@ -48,7 +48,7 @@ def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None
         "dataset": dataset,
         "config": (config or RunConfig()).model_dump(mode="json"),
         "home": str(paths.home),
-        "db": str(Path(db).absolute() if db else paths.db),
+        "db": str(location(db) if db else paths.db),
     }
 
 

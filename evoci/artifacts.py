@@ -131,7 +131,7 @@ def publish_task(run: RunContext, task_id: str) -> None:
     from prefect.artifacts import create_image_artifact, create_markdown_artifact, create_table_artifact
 
     try:
-        digest = load_digest(Path(run.db), run.run_id, task_id=task_id)
+        digest = load_digest(run.db, run.run_id, task_id=task_id)
         if not digest.tasks:
             return
         task = digest.tasks[0]  # a(c) is SWE-CI's: other protocols' tasks are not in the views read here
@@ -151,7 +151,7 @@ def publish_run(run: RunContext) -> None:
     from prefect.artifacts import create_image_artifact, create_markdown_artifact, create_table_artifact
 
     try:
-        digest = load_digest(Path(run.db), run.run_id)
+        digest = load_digest(run.db, run.run_id)
         plots = run_plots(digest)
         summary = headline(digest).replace("**", "")
         create_markdown_artifact(run_markdown(digest, plots), key=artifact_key(run.run_id, "summary"),

@@ -136,7 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"protocol": "nitr"})
         name = run_dataset_name(args.dataset, load_suite(suite_root(args.dataset), _selection(args.select)))
     run = RunContext.create(config, name, home=args.home, db=args.db)
-    check_run(Path(run.db), run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
+    check_run(run.db, run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
@@ -157,19 +157,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         except Exception as exc:  # already recorded; say it plainly, then show what was scored
             console.print(f"[red]run ended with failures:[/] {exc}")
             failed = True
-    print_report(Path(run.db), run.run_id, console=console)
+    print_report(run.db, run.run_id, console=console)
     return 1 if failed else 0
 
 
-def results_db(args: argparse.Namespace) -> Path:
-    """The results file a reading command uses: the same defaults as ``evoci run`` (--db, else
-    $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending spooled facts
-    are written first, so what is read is complete."""
+def results_db(args: argparse.Namespace) -> Path | str:
+    """The results store a reading command uses: the same defaults as ``evoci run`` (--db/--store,
+    else $EVOCI_STORE or $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending
+    spooled facts of a DuckDB file are written first, so what is read is complete."""
     from evoci.settings import Paths
     from evoci.store import Facts
 
     db = Paths.of(args.home).results_db(args.db)
-    if db.exists():
+    if isinstance(db, Path) and db.exists():
         Facts(db).flush()
     return db
 
@@ -272,7 +272,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 def _results_options(p: argparse.ArgumentParser) -> None:
     """--home, --db and -v, with the same defaults for every command that writes or reads results."""
     p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
-    p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
+    p.add_argument("--db", "--store", dest="db", metavar="FILE|URL",
+                   help="results store: a DuckDB file, or a PostgreSQL server (postgresql://…) that many processes "
+                        "and hosts write at once (default: $EVOCI_STORE, $EVOCI_DB or <home>/evoci.duckdb)")
     p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs and full tracebacks")
 
 

@@ -9,6 +9,9 @@ the wait is spent, its batch goes to the spool (``spool.py``) and the next write
 replays it, so a long-held file costs time, never facts. The two *claims* (a run's
 config, a task's identity) must read before they write: they raise ``DatabaseLocked``
 instead, which the node task running them retries.
+
+On a PostgreSQL store (``evoci.store.postgres``) the same statements are transactions on the
+server: no lock to wait for, so no spool.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from evoci.agents.base import AgentOutcome
 from evoci.errors import DatabaseLocked
 from evoci.identity import changes
-from evoci.store.db import transaction
+from evoci.store.db import Location, location, transaction
 from evoci.store.spool import Spool, Statement
 
 log = logging.getLogger("evoci.store")
@@ -83,10 +86,10 @@ class IterationRow:
 class Facts:
     """The write side of the results database at ``path``."""
 
-    def __init__(self, path: Path, *, wait_s: float | None = None):
-        self.path = Path(path)
+    def __init__(self, path: Location, *, wait_s: float | None = None):
+        self.path = location(path)
         self.wait_s = wait_s
-        self.spool = Spool(self.path)
+        self.spool = Spool(self.path) if isinstance(self.path, Path) else None
 
     def quick(self) -> "Facts":
         """The same database without waiting for a lock: for failure paths, which must never block."""
@@ -95,6 +98,10 @@ class Facts:
     @contextmanager
     def _transaction(self):
         """A write transaction that first replays the spool's pending batches."""
+        if self.spool is None:
+            with transaction(self.path, wait_s=self.wait_s) as con:
+                yield con
+            return
         with transaction(self.path, wait_s=self.wait_s) as con:
             replayed = self.spool.replay(con)
             yield con
@@ -117,7 +124,7 @@ class Facts:
 
     def flush(self) -> int:
         """Write the spool's pending batches now; return how many there were."""
-        pending = len(self.spool.pending())
+        pending = len(self.spool.pending()) if self.spool else 0
         if pending:
             with self._transaction():
                 pass

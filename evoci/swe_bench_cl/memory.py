@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from evoci.settings import location
 from evoci.store.db import reading, transaction
 from evoci.swe_bench_cl.embedding import Embedder
 
@@ -63,7 +64,7 @@ class Memory:
     """The memory of one run (all its sequences), embedded with ``embedder``."""
 
     def __init__(self, db: Path, run_id: str, embedder: Embedder, config: MemoryConfig = MemoryConfig()):
-        self.db, self.run_id, self.embedder, self.config = Path(db), run_id, embedder, config
+        self.db, self.run_id, self.embedder, self.config = location(db), run_id, embedder, config
         self.table = f"cl_embeddings_{embedder.dim}"
 
     def store(self, sequence_id: str, stage: int, experience: Experience) -> None:
