@@ -85,6 +85,9 @@ class PgConnection:
             self._cur.execute(pg_sql(sql), [json.dumps(v) if isinstance(v, dict) else v for v in params])
         return self
 
+    def executemany(self, sql: str, rows: list[list[Any]]) -> None:
+        self._cur.executemany(pg_sql(sql), [[json.dumps(v) if isinstance(v, dict) else v for v in row] for row in rows])
+
     def fetchone(self) -> tuple | None:
         return self._cur.fetchone()
 
