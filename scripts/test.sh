@@ -8,6 +8,7 @@
 #     Docker tests when it cannot (CI does)
 #   - Chromium, for the UI screenshot test (scripts/chromium.sh)
 #   - cmake, g++ and GoogleTest, for the C++ NITR probe (scripts/cpp-tools.sh)
+#   - PostgreSQL's server programs, for the results store on a server (scripts/postgres.sh)
 # Extra arguments go to pytest.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,6 +45,8 @@ fi
 if [ -x scripts/chromium.sh ] || [ -f scripts/chromium.sh ]; then
     bash scripts/chromium.sh || echo "test: Chromium unavailable; the screenshot test will be skipped" >&2
 fi
+# PostgreSQL's server programs: the tests of the PostgreSQL results store start their own server.
+bash scripts/postgres.sh install
 bash scripts/cpp-tools.sh || echo "test: cmake/g++/GoogleTest unavailable; the C++ NITR tests will be skipped" >&2
 
 # pytest exits 5 when it ran no test: that is a failure here, and set -e makes it one.

@@ -114,10 +114,17 @@ def reading(path: Location, *, wait_s: float | None = None, run_id: str | None =
 
 
 @contextmanager
-def transaction(path: Location, *, wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A write transaction on ``path``: committed on success, rolled back on error."""
+def transaction(path: Location, *, wait_s: float | None = None,
+                claim: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A write transaction on ``path``: committed on success, rolled back on error.
+
+    ``claim`` names what a read-compare-write transaction claims (a run, a task): no two
+    transactions with the same claim run at once. A DuckDB file has one writer at a time
+    anyway; on PostgreSQL, where a row that does not exist yet cannot be locked, it is an
+    advisory lock held until the transaction ends.
+    """
     if postgres.is_postgres(path):
-        with postgres.transaction(path) as con:  # no file lock: concurrent writers are the server's job
+        with postgres.transaction(path, claim=claim) as con:  # no file lock: concurrent writers are the server's job
             yield con
         return
     with _write_lock, connect(path, wait_s=wait_s) as con:

@@ -96,13 +96,13 @@ class Facts:
         return Facts(self.path, wait_s=0)
 
     @contextmanager
-    def _transaction(self):
-        """A write transaction that first replays the spool's pending batches."""
+    def _transaction(self, claim: str | None = None):
+        """A write transaction that first replays the spool's pending batches (see ``transaction`` for ``claim``)."""
         if self.spool is None:
-            with transaction(self.path, wait_s=self.wait_s) as con:
+            with transaction(self.path, wait_s=self.wait_s, claim=claim) as con:
                 yield con
             return
-        with transaction(self.path, wait_s=self.wait_s) as con:
+        with transaction(self.path, wait_s=self.wait_s, claim=claim) as con:
             replayed = self.spool.replay(con)
             yield con
         self.spool.written(replayed)
@@ -137,7 +137,7 @@ class Facts:
 
         The answer is ``{"config": <recorded RunConfig>, "dataset": <recorded dataset name>}``.
         """
-        with self._transaction() as con:
+        with self._transaction(claim=f"run:{run_id}") as con:
             row = con.execute("select config_hash, config, dataset from runs where run_id = ?", [run_id]).fetchone()
             if row and (row[0] != config_hash or row[2] != dataset):
                 return {"config": json.loads(row[1]), "dataset": row[2]}
@@ -151,7 +151,7 @@ class Facts:
         A task already recorded is updated only by a claim that checks ``resolved`` columns, so a
         refused task keeps its recorded state.
         """
-        with self._transaction() as con:
+        with self._transaction(claim=f"task:{row.run_id}:{row.task_id}") as con:
             found = con.execute(
                 "select spec, base_sha, oracle_sha, environment_hash from tasks where run_id = ? and task_id = ?",
                 [row.run_id, row.task_id]).fetchone()

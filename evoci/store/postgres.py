@@ -123,8 +123,11 @@ def _apply_schema(con: Any, url: str) -> None:
 
 
 @contextmanager
-def transaction(url: str) -> Iterator[PgConnection]:
-    """A write transaction on the server at ``url``: committed on success, rolled back on error."""
+def transaction(url: str, *, claim: str | None = None) -> Iterator[PgConnection]:
+    """A write transaction on the server at ``url``: committed on success, rolled back on error.
+
+    ``claim``: an advisory lock on that name for the transaction's length (see ``evoci.store.db``).
+    """
     import psycopg
 
     con = _connect(url)
@@ -132,6 +135,8 @@ def transaction(url: str) -> Iterator[PgConnection]:
         _apply_schema(con, url)
         try:
             with con.transaction():
+                if claim is not None:
+                    con.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"evoci:{claim}"])
                 yield PgConnection(con)
         except psycopg.OperationalError as exc:
             raise StorageError(f"the results store {redacted(url)} failed mid-write: {exc} — the batch was "
