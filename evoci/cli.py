@@ -140,7 +140,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
-    console.print(f"results: {run.db}", style="dim")
+    from evoci.store.db import describe
+
+    console.print(f"results: {describe(run.db)}", style="dim")
     if config.sandbox.kind == "docker":
         from evoci.sandbox.docker import install_signal_cleanup
 
@@ -153,7 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
                 nitr_flow(args.dataset, config, select=_selection(args.select), home=run.home, db=run.db)
             else:
-                benchmark(args.dataset, config, home=run.home, db=run.db)
+                benchmark(args.dataset, config, home=run.home, db=run.db,
+                          task_deployment=getattr(args, "task_deployment", None))
         except Exception as exc:  # already recorded; say it plainly, then show what was scored
             console.print(f"[red]run ended with failures:[/] {exc}")
             failed = True
@@ -290,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("dataset", help="`demo`, a JSONL file of tasks, a SWE-CI release folder (with --split), "
                      "`swe-evo-demo`, SWE-EVO records (file or folder), `nitr` (built-in NITR probes), `nitr:<checkout>`, "
                      "`swe-bench-cl-demo`, or a SWE-Bench-CL curriculum JSON")
+    run.add_argument("--task-deployment", metavar="evolve/NAME",
+                     help="SWE-CI: run each task as a flow run of this deployment on a work pool, so any worker "
+                          "(on any host) takes it; needs --store postgresql://… (see `evoci deploy`)")
     run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _run_options(run)
     run.set_defaults(func=cmd_run)

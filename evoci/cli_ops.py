@@ -5,6 +5,7 @@
     evoci serve [DATASET] [--cron CRON]   serve the benchmark (scheduled) and evolve deployments
     evoci retry FLOW_RUN_ID               retry a failed deployment run, as the UI's Retry button does
     evoci store copy SOURCE TARGET        carry results between stores (a DuckDB file ↔ PostgreSQL)
+    evoci deploy --pool POOL --store URL  register the deployments on a work pool, for workers on any host
 """
 
 from __future__ import annotations
@@ -109,6 +110,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from evoci.cli import _config
+    from evoci.deployments.serve import deploy_to_pool
+    from evoci.errors import InputError
+    from evoci.store.postgres import is_postgres
+
+    if not is_postgres(args.db or ""):
+        raise InputError("deployments on a work pool need a results store that every worker writes: give "
+                         "--store postgresql://… (`bash scripts/postgres.sh up` starts one)")
+    url = api_url(args.api)
+    require_server(url)
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        names = deploy_to_pool(args.pool, store=args.db, name=args.name, dataset=args.dataset, config=_config(args))
+    print(f"evoci: registered {', '.join(names)} on work pool {args.pool!r}; start a worker on each host with "
+          f"`EVOCI_HOME=<its folder> prefect worker start --pool {args.pool} --limit <tasks at once>`, then "
+          f"`evoci run DATASET --store … --task-deployment evolve/{args.name}`")
+    return 0
+
+
 def cmd_retry(args: argparse.Namespace) -> int:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -147,6 +169,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     server.add_argument("--database", metavar="URL", help="keep the server's state in PostgreSQL (postgresql://…) "
                         "instead of SQLite: for many concurrent runs or several hosts' workers")
     server.set_defaults(func=cmd_server)
+
+    deploy = sub.add_parser("deploy", help="register the deployments on a work pool, for workers on any host")
+    deploy.add_argument("dataset", nargs="?", default="demo", help="the benchmark deployment's dataset (default: demo)")
+    deploy.add_argument("--pool", required=True, help="a `process` work pool (created if missing)")
+    deploy.add_argument("--name", default="pool", help="the deployments' name: evolve/NAME, benchmark/NAME, … (default: pool)")
+    deploy.add_argument("--api", help="Prefect API URL (default: $PREFECT_API_URL or http://127.0.0.1:4200/api)")
+    _run_options(deploy)  # its --store is the PostgreSQL results store every worker writes
+    deploy.set_defaults(func=cmd_deploy)
 
     store = sub.add_parser("store", help="manage results stores").add_subparsers(dest="store_command", required=True)
     copy = store.add_parser("copy", help="copy every result of one store into another (idempotent)")

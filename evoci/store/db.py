@@ -23,7 +23,7 @@ import duckdb
 
 import evoci.sql
 from evoci.errors import DatabaseLocked, StorageError
-from evoci.settings import db_wait_s, location
+from evoci.settings import db_wait_s
 from evoci.store import postgres
 
 Location = Path | str

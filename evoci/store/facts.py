@@ -27,7 +27,8 @@ from typing import Any
 from evoci.agents.base import AgentOutcome
 from evoci.errors import DatabaseLocked
 from evoci.identity import changes
-from evoci.store.db import Location, location, transaction
+from evoci.settings import location
+from evoci.store.db import Location, transaction
 from evoci.store.spool import Spool, Statement
 
 log = logging.getLogger("evoci.store")
