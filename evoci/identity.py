@@ -68,6 +68,9 @@ def check_run(db: Path | str, run_id: str, config: RunConfig, dataset: str) -> N
     """
     from evoci.store.db import reading
 
+    from evoci.settings import location
+
+    db = location(db)
     if isinstance(db, Path) and not db.exists():
         return
     with reading(db, run_id=run_id) as con:

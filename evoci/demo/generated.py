@@ -50,6 +50,7 @@ def make_task_repo(path: Path, index: int, iterations: int, work_steps: int = 0)
 
 def write_dataset(root: Path, tasks: int, iterations: int, work_steps: int = 0) -> Path:
     """``tasks`` generated repositories under ``root`` and their dataset, ``root/tasks.jsonl``."""
+    root.mkdir(parents=True, exist_ok=True)
     dataset = root / "tasks.jsonl"
     with dataset.open("w") as out:
         for i in range(tasks):
