@@ -27,7 +27,6 @@ Code quality is off (it measures pylint, not the harness). Timings on shared mac
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -37,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-import git
+from evoci.demo.generated import write_dataset
 
 
 def spin(steps: int) -> int:
@@ -63,43 +62,6 @@ def _timed(fn, *args) -> float:
 
 
 # The test-bound work, as the generated tasks' test file holds it (the same in every commit).
-WORK_TEST = """\
-STEPS = {steps}
-
-
-def test_cpu_work():
-    total = 0
-    for i in range(STEPS):
-        total = (total * 31 + i) % 1_000_003
-    assert 0 <= total < 1_000_003
-"""
-
-
-def make_task_repo(path: Path, index: int, iterations: int, work_steps: int = 0) -> None:
-    """A library ``lib<index>`` whose commit k adds function f<k> and its test (commit 0: f0 only);
-    with ``work_steps``, every commit also has a test that spins the CPU that many steps."""
-    repo = git.Repo.init(path, initial_branch="main")
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "evoci-bench").set_value("user", "email", "bench@evoci.invalid")
-        cfg.set_value("commit", "gpgsign", "false")
-    (path / "tests").mkdir(parents=True, exist_ok=True)
-    source, tests = "", f"import lib{index}\n"
-    files = [f"lib{index}.py", "tests/test_lib.py"]
-    if work_steps:
-        (path / "tests" / "test_work.py").write_text(WORK_TEST.format(steps=work_steps))
-        files.append("tests/test_work.py")
-    for k in range(iterations + 1):
-        source += f"\n\ndef f{k}(x):\n    return x * {k + 2} + {index}\n"
-        tests += f"\n\ndef test_f{k}():\n    assert lib{index}.f{k}(1) == {k + 2 + index}\n"
-        (path / f"lib{index}.py").write_text(source)
-        (path / "tests" / "test_lib.py").write_text(tests)
-        repo.index.add(files)
-        date = f"2025-01-01T00:{k:02d}:00"
-        repo.index.commit(f"add f{k}", author_date=date, commit_date=date)
-    repo.create_tag("base", ref="HEAD~" + str(iterations))
-    repo.create_tag("oracle", ref="HEAD")
-
-
 def run_once(dataset: Path, tasks: int, concurrency: int, iterations: int) -> dict:
     """One benchmark run in a child process (fresh Prefect home); its measurements."""
     home = Path(tempfile.mkdtemp(prefix=f"evoci-scale-{tasks}x{concurrency}-"))
@@ -178,13 +140,7 @@ def main() -> None:
     steps = steps_for(args.test_seconds) if args.test_seconds > 0 else 0
     if steps:
         print(f"test-bound: every test run spins {steps} steps (about {args.test_seconds:g} s here)", flush=True)
-    root = Path(tempfile.mkdtemp(prefix="evoci-scale-repos-"))
-    dataset = root / "tasks.jsonl"
-    with dataset.open("w") as out:
-        for i in range(max(args.tasks)):
-            make_task_repo(root / f"lib{i}", i, args.iterations, steps)
-            out.write(json.dumps({"task_id": f"lib{i}", "repo": str(root / f"lib{i}"), "base_ref": "base",
-                                  "oracle_ref": "oracle"}) + "\n")
+    dataset = write_dataset(Path(tempfile.mkdtemp(prefix="evoci-scale-repos-")), max(args.tasks), args.iterations, steps)
     results = []
     print("| tasks | concurrency | done | iterations | wall s | flow s | speed-up (flow) | "
           "overhead/iteration median (p90) s | DuckDB MB | Prefect DB MB | load avg |")

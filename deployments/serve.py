@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evoci.domain import AgentConfig, RunConfig
-from evoci.settings import Paths
+from evoci.settings import Paths, location
 
 NIGHTLY = "0 2 * * *"
 BENCHMARK = "benchmark/nightly"
@@ -48,7 +48,7 @@ def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None
         "dataset": dataset,
         "config": (config or RunConfig()).model_dump(mode="json"),
         "home": str(paths.home),
-        "db": str(Path(db).absolute() if db else paths.db),
+        "db": str(location(db) if db else paths.db),
     }
 
 
@@ -118,6 +118,31 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
     return [nightly, on_demand, evo, probes, cl]
+
+
+def deploy_to_pool(pool: str, *, store: str, name: str = "pool", **options: Any) -> list[str]:
+    """Register the deployments on the ``process`` work pool ``pool`` (created if missing); return their names.
+
+    Their runs are taken by ``prefect worker start --pool POOL`` on any host. ``home`` is left to
+    each worker (its ``EVOCI_HOME``): workspaces and environments are per host; ``store`` (the
+    PostgreSQL results store every worker writes) is a parameter of every deployment.
+    """
+    from prefect import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectAlreadyExists
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+        except ObjectAlreadyExists:
+            pass
+    names = []
+    for deployment in build_deployments(cron=None, db=store, name=name, **options):
+        if "home" in deployment.parameters:
+            deployment.parameters["home"] = None
+        deployment.apply(work_pool_name=pool)
+        names.append(f"{deployment.flow_name}/{deployment.name}")
+    return names
 
 
 def serve_deployments(*, limit: int | None = None, poll_seconds: float | None = None, **options: Any) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 
 from evoci.digest import RunDigest, TaskDigest, fmt, load_digest, money, percent, sql_hint
 from evoci.plots import a_per_iteration, data_url, run_plots
@@ -131,7 +130,7 @@ def publish_task(run: RunContext, task_id: str) -> None:
     from prefect.artifacts import create_image_artifact, create_markdown_artifact, create_table_artifact
 
     try:
-        digest = load_digest(Path(run.db), run.run_id, task_id=task_id)
+        digest = load_digest(run.db, run.run_id, task_id=task_id)
         if not digest.tasks:
             return
         task = digest.tasks[0]  # a(c) is SWE-CI's: other protocols' tasks are not in the views read here
@@ -151,7 +150,7 @@ def publish_run(run: RunContext) -> None:
     from prefect.artifacts import create_image_artifact, create_markdown_artifact, create_table_artifact
 
     try:
-        digest = load_digest(Path(run.db), run.run_id)
+        digest = load_digest(run.db, run.run_id)
         plots = run_plots(digest)
         summary = headline(digest).replace("**", "")
         create_markdown_artifact(run_markdown(digest, plots), key=artifact_key(run.run_id, "summary"),

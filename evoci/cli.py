@@ -161,9 +161,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         load_dataset(args.dataset, Paths.of(args.home))  # an empty or missing dataset is refused before a run exists
     run = RunContext.create(config, name, home=args.home, db=args.db)
-    check_run(Path(run.db), run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
+    check_run(run.db, run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
     with lease.scope():
-        lease.acquire(Path(run.db), run.run_id)  # refused at once if another live process writes this run
+        lease.acquire(run.db, run.run_id)  # refused at once if another live process writes this run
         return _run_claimed(args, config, run, console, nitr)
 
 
@@ -176,7 +176,9 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
     console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
                   f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
                   + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
-    console.print(f"results: {run.db}", style="dim")
+    from evoci.store.db import describe
+
+    console.print(f"results: {describe(run.db)}", style="dim")
     from evoci import ephemeral
     from evoci.errors import LeaseLost, RunBusy
     from evoci.verdict import exit_code, print_refused
@@ -194,7 +196,8 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
 
                 nitr_flow(args.dataset, config, select=_selection(args.select), home=run.home, db=run.db)
             else:
-                summaries = benchmark(args.dataset, config, home=run.home, db=run.db)
+                summaries = benchmark(args.dataset, config, home=run.home, db=run.db,
+                                      task_deployment=getattr(args, "task_deployment", None))
         except (RunBusy, LeaseLost):
             raise  # another process writes this run: its results are not this command's to show
         except Exception as exc:  # already recorded; say it plainly, then show what was scored
@@ -202,31 +205,33 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
             failed = True
     refused = [(s.task_id, s.reason or "") for s in summaries if s.refused]
     print_refused(console, refused)
-    if recorded(Path(run.db), run.run_id):
-        print_report(Path(run.db), run.run_id, console=console)
-    code = exit_code(Path(run.db), run.run_id, console, refused=refused)
+    if recorded(run.db, run.run_id):
+        print_report(run.db, run.run_id, console=console)
+    code = exit_code(run.db, run.run_id, console, refused=refused)
     return 1 if failed else code
 
 
-def recorded(db: Path, run_id: str) -> bool:
+def recorded(db: Path | str, run_id: str) -> bool:
     """Whether ``run_id`` is in ``db`` (a run that failed before its claim has no scores to show)."""
+    from evoci.settings import location
     from evoci.store import reading
 
-    if not db.exists():
+    db = location(db)
+    if isinstance(db, Path) and not db.exists():
         return False
-    with reading(db) as con:
+    with reading(db, run_id=run_id) as con:
         return con.execute("select count(*) from runs where run_id = ?", [run_id]).fetchone()[0] > 0
 
 
-def results_db(args: argparse.Namespace) -> Path:
-    """The results file a reading command uses: the same defaults as ``evoci run`` (--db, else
-    $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending spooled facts
-    are written first, so what is read is complete."""
+def results_db(args: argparse.Namespace) -> Path | str:
+    """The results store a reading command uses: the same defaults as ``evoci run`` (--db/--store,
+    else $EVOCI_STORE or $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending
+    spooled facts of a DuckDB file are written first, so what is read is complete."""
     from evoci.settings import Paths
     from evoci.store import Facts
 
     db = Paths.of(args.home).results_db(args.db)
-    if db.exists():
+    if isinstance(db, Path) and db.exists():
         Facts(db).flush()
     return db
 
@@ -276,7 +281,7 @@ def print_run_report(args: argparse.Namespace, protocol: str, summaries: list, f
     from evoci.verdict import exit_code
 
     db = Paths.of(args.home).results_db(args.db)
-    run_id = summaries[0].run_id if summaries else (last_finished_run_id(db, protocol) if db.exists() else None)
+    run_id = summaries[0].run_id if summaries else (last_finished_run_id(db, protocol) if not isinstance(db, Path) or db.exists() else None)
     if run_id is not None:
         print_report(db, run_id, console=console)
     if not summaries and not failed:
@@ -364,7 +369,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 def _results_options(p: argparse.ArgumentParser) -> None:
     """--home, --db and -v, with the same defaults for every command that writes or reads results."""
     p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
-    p.add_argument("--db", help="DuckDB results file (default: $EVOCI_DB or <home>/evoci.duckdb)")
+    p.add_argument("--db", "--store", dest="db", metavar="FILE|URL",
+                   help="results store: a DuckDB file, or a PostgreSQL server (postgresql://…) that many processes "
+                        "and hosts write at once (default: $EVOCI_STORE, $EVOCI_DB or <home>/evoci.duckdb)")
     p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs and full tracebacks")
 
 
@@ -380,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("dataset", help="`demo`, a JSONL file of tasks, a SWE-CI release folder (with --split), "
                      "`swe-evo-demo`, SWE-EVO records (file or folder), `nitr` (built-in NITR probes), `nitr:<checkout>`, "
                      "`swe-bench-cl-demo`, or a SWE-Bench-CL curriculum JSON")
+    run.add_argument("--task-deployment", metavar="evolve/NAME",
+                     help="SWE-CI: run each task as a flow run of this deployment on a work pool, so any worker "
+                          "(on any host) takes it; needs --store postgresql://… (see `evoci deploy`)")
     run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _run_options(run)
     run.set_defaults(func=cmd_run)

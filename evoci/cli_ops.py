@@ -1,8 +1,11 @@
 """Commands for operating evoci from the Prefect UI.
 
-    evoci server [--port 4200]            start a local Prefect server (SQLite) with its UI
+    evoci server [--port 4200] [--database URL]
+                                          start a Prefect server with its UI (SQLite, or PostgreSQL)
     evoci serve [DATASET] [--cron CRON]   serve the benchmark (scheduled) and evolve deployments
     evoci retry FLOW_RUN_ID               retry a failed deployment run, as the UI's Retry button does
+    evoci store copy SOURCE TARGET        carry results between stores (a DuckDB file ↔ PostgreSQL)
+    evoci deploy --pool POOL --store URL  register the deployments on a work pool, for workers on any host
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ def server_command(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[s
 
 
 def server_env(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, prefect_home: str | None = None,
-               base: dict[str, str] | None = None) -> dict[str, str]:
+               base: dict[str, str] | None = None, database: str | None = None) -> dict[str, str]:
     """The environment of ``prefect server start``: quiet, and a UI that calls this server's API.
 
     ``--port`` alone leaves the UI calling port 4200 (its API URL comes from these settings).
+    ``database`` (``postgresql+asyncpg://…``) puts the server's state in PostgreSQL instead of
+    SQLite: SQLite answers 503 from 4 concurrent subflows, PostgreSQL took 128 with no error.
     """
     env = dict(os.environ if base is None else base)
     env.update({"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -32,15 +37,31 @@ def server_env(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, prefect_home:
     env.pop("PREFECT_API_URL", None)  # the server's own client talks to itself
     if prefect_home:
         env["PREFECT_HOME"] = os.path.abspath(prefect_home)
+    if database:
+        env["PREFECT_API_DATABASE_CONNECTION_URL"] = prefect_database_url(database)
     return env
 
 
+def prefect_database_url(url: str) -> str:
+    """A PostgreSQL URL as Prefect's server wants it (the asyncpg driver named); SQLAlchemy URLs pass through."""
+    from evoci.errors import InputError
+
+    for scheme in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+asyncpg://" + url[len(scheme):]
+    raise InputError(f"--database {url!r} is not a PostgreSQL URL — give postgresql://USER@HOST:PORT/DB "
+                     "(`bash scripts/postgres.sh up` starts one and prints it)")
+
+
 def cmd_server(args: argparse.Namespace) -> int:
+    from evoci.store.postgres import redacted
+
     command = server_command(args.host, args.port)
-    env = server_env(args.host, args.port, args.prefect_home)
+    env = server_env(args.host, args.port, args.prefect_home, database=args.database)
+    state = (f"PostgreSQL at {redacted(args.database)}" if args.database
+             else f"SQLite under {env.get('PREFECT_HOME', '~/.prefect')}")
     print(f"evoci: starting {' '.join(command[2:])} — UI at http://{args.host}:{args.port}, "
-          f"API at http://{args.host}:{args.port}/api (SQLite under {env.get('PREFECT_HOME', '~/.prefect')})",
-          file=sys.stderr)
+          f"API at http://{args.host}:{args.port}/api ({state})", file=sys.stderr)
     sys.stderr.flush()
     os.execve(command[0], command, env)  # replaces this process: Ctrl-C and SIGTERM reach the server
     return 0  # not reached
@@ -89,6 +110,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from evoci.cli import _config
+    from evoci.deployments.serve import deploy_to_pool
+    from evoci.errors import InputError
+    from evoci.store.postgres import is_postgres
+
+    if not is_postgres(args.db or ""):
+        raise InputError("deployments on a work pool need a results store that every worker writes: give "
+                         "--store postgresql://… (`bash scripts/postgres.sh up` starts one)")
+    url = api_url(args.api)
+    require_server(url)
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        names = deploy_to_pool(args.pool, store=args.db, name=args.name, dataset=args.dataset, config=_config(args))
+    print(f"evoci: registered {', '.join(names)} on work pool {args.pool!r}; start a worker on each host with "
+          f"`EVOCI_HOME=<its folder> prefect worker start --pool {args.pool} --limit <tasks at once>`, then "
+          f"`evoci run DATASET --store … --task-deployment evolve/{args.name}`")
+    return 0
+
+
 def cmd_retry(args: argparse.Namespace) -> int:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -102,6 +144,20 @@ def cmd_retry(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_copy(args: argparse.Namespace) -> int:
+    from evoci.store.copy import copy_store
+    from evoci.store.db import describe
+    from evoci.settings import location
+
+    copied = copy_store(args.source, args.target)
+    for item in copied:
+        print(f"{item.table}: {item.rows} row(s)")
+    print(f"evoci: {sum(c.rows for c in copied)} row(s) of {len(copied)} table(s) copied from "
+          f"{describe(location(args.source))} to {describe(location(args.target))} (rows the target already "
+          "held were kept as they were)")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from evoci.cli import _run_options
     from evoci.deployments.serve import NIGHTLY
@@ -110,7 +166,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     server.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST})")
     server.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
     server.add_argument("--prefect-home", help="Prefect's folder, holding the SQLite database (default: $PREFECT_HOME or ~/.prefect)")
+    server.add_argument("--database", metavar="URL", help="keep the server's state in PostgreSQL (postgresql://…) "
+                        "instead of SQLite: for many concurrent runs or several hosts' workers")
     server.set_defaults(func=cmd_server)
+
+    deploy = sub.add_parser("deploy", help="register the deployments on a work pool, for workers on any host")
+    deploy.add_argument("dataset", nargs="?", default="demo", help="the benchmark deployment's dataset (default: demo)")
+    deploy.add_argument("--pool", required=True, help="a `process` work pool (created if missing)")
+    deploy.add_argument("--name", default="pool", help="the deployments' name: evolve/NAME, benchmark/NAME, … (default: pool)")
+    deploy.add_argument("--api", help="Prefect API URL (default: $PREFECT_API_URL or http://127.0.0.1:4200/api)")
+    _run_options(deploy)  # its --store is the PostgreSQL results store every worker writes
+    deploy.set_defaults(func=cmd_deploy)
+
+    store = sub.add_parser("store", help="manage results stores").add_subparsers(dest="store_command", required=True)
+    copy = store.add_parser("copy", help="copy every result of one store into another (idempotent)")
+    copy.add_argument("source", help="a DuckDB results file, or a PostgreSQL URL (postgresql://…)")
+    copy.add_argument("target", help="a DuckDB results file (created if missing), or a PostgreSQL URL")
+    copy.set_defaults(func=cmd_store_copy)
 
     serve = sub.add_parser("serve", help="serve the benchmark (on a cron schedule) and evolve deployments to a Prefect server")
     serve.add_argument("dataset", nargs="?", default="demo", help="the scheduled deployment's dataset: `demo`, a JSONL file, or a NITR source (`nitr`, `nitr:<path>`) (default: demo)")

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from evoci.errors import StorageError
-from evoci.settings import Paths
-from evoci.store import reading
+from evoci.settings import Paths, location
+from evoci.store.db import describe, reading
 
 # γ values of the ranking plot: the paper's range (SWE-CI §4.2, Fig. 5), 1 included.
 RANKING_GAMMAS = [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
@@ -203,7 +203,7 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
     import json
 
     params = {"run_id": run_id, "task_id": task_id}
-    with reading(Path(db)) as con:
+    with reading(location(db)) as con:
         run = (con.execute(RUN_RECORD, {"run_id": run_id}) if task_id else
                con.execute(RUN, {"run_id": run_id, "gamma": gamma})).fetchone()
         if run is None:
@@ -226,7 +226,7 @@ def load_digest(db: Path, run_id: str, *, task_id: str | None = None, gamma: flo
         output_tokens=output_tokens or 0,
         tasks=[TaskDigest(*row, iterations=by_task.get(row[0], [])) for row in tasks],
         ranking=[RankingPoint(*row) for row in ranking],
-        integrity=[IntegrityEvent(*row) for row in integrity], db=Path(db),
+        integrity=[IntegrityEvent(*row) for row in integrity], db=location(db),
     )
 
 
@@ -236,13 +236,14 @@ def sql_hint(db: Path | None, query: str) -> str:
     # Double quotes read best around SQL's single quotes; shlex quoting when they would not be safe.
     quoted = f'"{query}"' if not set(query) & set('"$`\\!') else shlex.quote(query)
     command = f"{shlex.quote(str(program))} sql {quoted}"
-    if db is not None and Path(db).absolute() != Paths.default().db:
-        command += f" --db {shlex.quote(str(Path(db).absolute()))}"
+    if db is not None and location(db) != Paths.default().db:
+        shown = describe(location(db))
+        command += f" --db {shlex.quote(shown)}"
     return command
 
 
 def latest_run_id(db: Path) -> str:
-    with reading(Path(db)) as con:
+    with reading(location(db)) as con:
         row = con.execute("select run_id from runs order by created_at desc limit 1").fetchone()
     if not row:
         raise StorageError(f"no runs in {db} — run `evoci demo` first")
@@ -252,7 +253,7 @@ def latest_run_id(db: Path) -> str:
 def last_finished_run_id(db: Path, protocol: str) -> str | None:
     """The run of ``protocol`` that finished last: the one a command just ran, when its flow
     returned nothing to name it by (every record was skipped, or the flow raised)."""
-    with reading(Path(db)) as con:
+    with reading(location(db)) as con:
         row = con.execute("select run_id from runs where protocol = ? and finished_at is not null "
                           "order by finished_at desc limit 1", [protocol]).fetchone()
     return row[0] if row else None

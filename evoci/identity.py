@@ -61,16 +61,19 @@ def config_drift(run_id: str, recorded: dict[str, Any], config: RunConfig, *, re
     )
 
 
-def check_run(db: Path, run_id: str, config: RunConfig, dataset: str) -> None:
+def check_run(db: Path | str, run_id: str, config: RunConfig, dataset: str) -> None:
     """Raise ``DriftError`` before a run starts if ``run_id`` is recorded in ``db`` with another config or dataset.
 
     The same rule as the run's claim (``Facts.claim_run``), checked before anything starts.
     """
     from evoci.store.db import reading
 
-    if not Path(db).exists():
+    from evoci.settings import location
+
+    db = location(db)
+    if isinstance(db, Path) and not db.exists():
         return
-    with reading(Path(db)) as con:
+    with reading(db, run_id=run_id) as con:
         row = con.execute("select config_hash, config, dataset from runs where run_id = ?", [run_id]).fetchone()
     if row and (row[0] != config.config_hash() or row[2] != dataset):
         raise config_drift(run_id, json.loads(row[1]), config, recorded_dataset=row[2], dataset=dataset)

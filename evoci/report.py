@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evoci.digest import fmt, load_digest, money, sql_hint
-from evoci.settings import Paths
+from evoci.settings import Paths, location
 from evoci.store import connect
 
 # The order the roles act in within one iteration: the architect, then the programmer.
@@ -132,7 +132,7 @@ def run_sql(db: Path | None, query: str, *, output: str = "table") -> int:
     """Run one read-only query and print its rows (the connection is locked down: ``lock_reads``)."""
     import duckdb
 
-    db = db.absolute() if db else Paths.default().db
+    db = location(db) if db else Paths.default().db
     with connect(db, read_only=True) as con:
         try:
             refused = _not_a_read(con, query)

@@ -49,7 +49,7 @@ class RunContext(BaseModel):
 
     @property
     def facts(self) -> Facts:
-        return Facts(Path(self.db))
+        return Facts(self.db)
 
 
 def isolated(config: RunConfig) -> RunConfig:

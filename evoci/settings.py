@@ -12,6 +12,19 @@ from pydantic import BaseModel, Field
 DB_WAIT_S = 300.0  # how long a write waits for another process to release the results file
 
 
+STORE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def location(value: str | Path) -> Path | str:
+    """A results location as given (``--db``/``--store``, ``EVOCI_STORE``, ``EVOCI_DB``).
+
+    A PostgreSQL URL (``postgresql://…``) stays a string; anything else is a DuckDB file's path,
+    made absolute.
+    """
+    text = str(value)
+    return text if text.startswith(STORE_SCHEMES) else Path(value).absolute()
+
+
 def db_wait_s() -> float:
     """Seconds to wait for a results file another process holds (``EVOCI_DB_WAIT_S``, default 300)."""
     return float(os.environ.get("EVOCI_DB_WAIT_S", DB_WAIT_S))
@@ -39,15 +52,18 @@ class Paths(BaseModel):
         """The layout under ``home`` (``--home``), else the default one."""
         return cls(home=Path(home).absolute()) if home else cls.default()
 
-    def results_db(self, db: str | Path | None = None) -> Path:
-        """The results file: ``db`` (``--db``) if given, else this home's default (``db``)."""
-        return Path(db).absolute() if db else self.db
+    def results_db(self, db: str | Path | None = None) -> Path | str:
+        """The results store: ``db`` (``--db``/``--store``) if given, else this home's default (``db``)."""
+        return location(db) if db else self.db
 
     @property
-    def db(self) -> Path:
-        """The DuckDB results database (override with ``EVOCI_DB`` or ``--db``)."""
-        env = os.environ.get("EVOCI_DB")
-        return Path(env).absolute() if env else self.home / "evoci.duckdb"
+    def db(self) -> Path | str:
+        """The results store: ``EVOCI_STORE`` or ``EVOCI_DB`` if set, else a DuckDB file in the home.
+
+        Either names a DuckDB file or a PostgreSQL server (``postgresql://…``).
+        """
+        env = os.environ.get("EVOCI_STORE") or os.environ.get("EVOCI_DB")
+        return location(env) if env else self.home / "evoci.duckdb"
 
     @property
     def results(self) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from evoci.settings import location
 from evoci.store import reading
 
 
@@ -28,9 +29,10 @@ def print_refused(console: Console, refused: list[tuple[str, str]]) -> None:
 
 def exit_code(db: Path, run_id: str, console: Console, *, refused: list[tuple[str, str]] = ()) -> int:
     """0 when every task of the run is scored and none was refused; else name each such task and return 1."""
-    if not Path(db).exists():
+    db = location(db)
+    if isinstance(db, Path) and not db.exists():
         return 1
-    with reading(Path(db)) as con:
+    with reading(db, run_id=run_id) as con:
         complete = con.execute("select complete, tasks_unscored, unscored_reasons from run_completeness where run_id = ?",
                                [run_id]).fetchone()
         unscored = con.execute("""select s.task_id, s.reason, t.status, t.reason from task_scored s

@@ -5,6 +5,11 @@ worker thread that carries the parent flow's context. Subflows are deliberately 
 wrapped in a task: a task opens a Prefect transaction, and node results nested in it
 would be committed only when the whole task ends — a crash would lose them all.
 
+With ``task_deployment`` (``evolve/NAME``, a deployment on a work pool), each task is instead a
+flow run of that deployment, which any worker polling the pool may take, on any host; the
+benchmark waits for them and reads each task's outcome from the results store, which must then
+be one that every worker writes (PostgreSQL). Workers use their own ``EVOCI_HOME``.
+
 Bad dataset lines and failed tasks are recorded and the others go on; if any task
 failed for infrastructure reasons the benchmark run ends Failed, so a retry of it
 re-runs only what did not complete (the rest comes back from persisted results).
@@ -13,6 +18,7 @@ re-runs only what did not complete (the rest comes back from persisted results).
 from __future__ import annotations
 
 import contextvars
+from pathlib import Path
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
@@ -23,8 +29,9 @@ from evoci import interrupt
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig, TaskSpec
-from evoci.errors import ProviderRejected, is_infrastructure
+from evoci.errors import InputError, ProviderRejected, is_infrastructure
 from evoci.runtime import RunContext
+from evoci.settings import location
 from evoci.store import lease
 from evoci.flows.evolve import TaskSummary, evolve
 from evoci.tasks.identity import record_run
@@ -70,12 +77,51 @@ def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: in
 
 
 
+class OnPool:
+    """Evolve one task as a flow run of a work pool's ``evolve`` deployment; its summary from the store."""
+
+    def __init__(self, deployment: str, run: RunContext):
+        self.name, self.deployment, self.run = "evolve-on-pool", deployment, run
+
+    def __call__(self, spec: TaskSpec, config: RunConfig, dataset: str, home: str | None, db: str) -> TaskSummary:
+        from prefect.deployments import run_deployment
+
+        flow_run = run_deployment(
+            self.deployment, timeout=None, as_subflow=True, flow_run_name=f"evolve-{spec.task_id}",
+            # The worker's own home (EVOCI_HOME) holds the workspace: homes are per host.
+            parameters={"task": spec.model_dump(mode="json"), "config": config.model_dump(mode="json"),
+                        "dataset": dataset, "home": None, "db": str(db)})
+        state = flow_run.state
+        summary = task_summary(self.run, spec.task_id)
+        if state is None or not state.is_completed():
+            raise RuntimeError(f"flow run {flow_run.name} of {self.deployment} ended "
+                               f"{state.name if state else 'without a state'}: {summary.reason or 'see its logs'}")
+        return summary
+
+
+def task_summary(run: RunContext, task_id: str) -> TaskSummary:
+    """How a task ended, as its worker recorded it in the results store."""
+    from evoci.store import reading
+
+    with reading(run.db, run_id=run.run_id) as con:
+        row = con.execute("""select t.status, t.reason, coalesce(max(i.iteration), 0)
+                             from tasks t left join iterations i using (run_id, task_id)
+                             where t.run_id = ? and t.task_id = ? group by t.status, t.reason""",
+                          [run.run_id, task_id]).fetchone()
+    if row is None:
+        return TaskSummary(run_id=run.run_id, task_id=task_id, status="not_started", reason="no worker recorded it")
+    return TaskSummary(run_id=run.run_id, task_id=task_id, status=row[0], reason=row[1], iterations=row[2])
+
+
 @flow(name="benchmark", flow_run_name="benchmark-{dataset}")
 def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str | None = None,
-              db: str | None = None, sandbox_block: str | None = None) -> list[TaskSummary]:
+              db: str | None = None, sandbox_block: str | None = None,
+              task_deployment: str | None = None) -> list[TaskSummary]:
     """Evolve every task of ``dataset`` (``demo`` or a JSONL file), ``config.concurrency`` at once.
 
     ``sandbox_block`` names a saved ``evoci-sandbox`` block that replaces ``config.sandbox``.
+    ``task_deployment`` (``evolve/NAME`` on a work pool) runs each task as a flow run of it, on
+    whichever worker takes it; ``config.concurrency`` is then how many are queued at once.
     """
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
@@ -91,8 +137,12 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
             run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
         log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
                  config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
+        if task_deployment and isinstance(location(run.db), Path):
+            raise InputError(f"tasks on a work pool need a results store every worker writes: give --store "
+                             f"postgresql://… (not the file {run.db})")
+        each = OnPool(task_deployment, run) if task_deployment else evolve
         summaries, failed, stopped = each_in_subflows(
-            evolve, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
+            each, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
             run.db, stop=lambda summary: summary.reason if summary.stops_run else None)
         for task_id, exc in failed:
             if is_infrastructure(exc):  # a subflow that could not even start recorded nothing itself

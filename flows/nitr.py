@@ -11,7 +11,7 @@ persists its result under a key of small identities (``tasks/caching.py``).
 from __future__ import annotations
 
 import time
-from pathlib import Path
+
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -51,7 +51,7 @@ def _nodes(run: RunContext) -> dict:
 
 
 def _category(run: RunContext, probe_id: str) -> str | None:
-    with reading(run.db) as con:
+    with reading(run.db, run_id=run.run_id) as con:
         row = con.execute("select category from nitr_probes where run_id = ? and task_id = ?",
                           [run.run_id, probe_id]).fetchone()
     return row[0] if row else None
@@ -125,7 +125,7 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
                                                   run.config.concurrency, run.config, dataset, run.home, run.db)
         failed = [f"{name}: {exc}" for name, exc in failures]
         run.facts.run_finished(run.run_id)
-        publish_nitr_run(Path(run.db), run.run_id)  # summary and probe table on the run's page; never raises
+        publish_nitr_run(run.db, run.run_id)  # summary and probe table on the run's page; never raises
         if failed:
             raise RuntimeError(f"{len(failed)} probe(s) failed (retry this flow run once the cause is fixed): "
                                + "; ".join(failed))

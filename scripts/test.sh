@@ -10,6 +10,7 @@
 #   - cmake, g++ and GoogleTest, for the C++ NITR probe (scripts/cpp-tools.sh)
 #   - the pinned agent CLIs the preset tests run (scripts/agents.sh; cached in $EVOCI_TOOLS);
 #     required when EVOCI_REQUIRE_DOCKER=1 (CI), else their tests skip
+#   - PostgreSQL's server programs, for the results store on a server (scripts/postgres.sh)
 # Extra arguments go to pytest.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +47,8 @@ fi
 if [ -x scripts/chromium.sh ] || [ -f scripts/chromium.sh ]; then
     bash scripts/chromium.sh || echo "test: Chromium unavailable; the screenshot test will be skipped" >&2
 fi
+# PostgreSQL's server programs: the tests of the PostgreSQL results store start their own server.
+bash scripts/postgres.sh install
 bash scripts/cpp-tools.sh || echo "test: cmake/g++/GoogleTest unavailable; the C++ NITR tests will be skipped" >&2
 if out="$(bash scripts/agents.sh)"; then
     export "$(printf '%s\n' "$out" | grep '^EVOCI_TOOLS=')"

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import git
 
-from evoci.agents.base import HARNESS_DIR
 from evoci.errors import SandboxError
 from evoci.nitr.loader import CHECKOUT_SHARED, NitrProbe, starter_files
 from evoci.workspace import Workspace

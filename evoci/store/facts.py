@@ -9,6 +9,9 @@ the wait is spent, its batch goes to the spool (``spool.py``) and the next write
 replays it, so a long-held file costs time, never facts. The two *claims* (a run's
 config, a task's identity) must read before they write: they raise ``DatabaseLocked``
 instead, which the node task running them retries.
+
+On a PostgreSQL store (``evoci.store.postgres``) the same statements are transactions on the
+server: no lock to wait for, so no spool.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from typing import Any
 from evoci.agents.base import AgentOutcome
 from evoci.errors import DatabaseLocked
 from evoci.identity import changes
+from evoci.settings import location
 from evoci.store import lease
-from evoci.store.db import transaction
+from evoci.store.db import Location, transaction
 from evoci.store.spool import Spool, Statement
 
 log = logging.getLogger("evoci.store")
@@ -84,19 +88,24 @@ class IterationRow:
 class Facts:
     """The write side of the results database at ``path``."""
 
-    def __init__(self, path: Path, *, wait_s: float | None = None):
-        self.path = Path(path)
+    def __init__(self, path: Location, *, wait_s: float | None = None):
+        self.path = location(path)
         self.wait_s = wait_s
-        self.spool = Spool(self.path)
+        self.spool = Spool(self.path) if isinstance(self.path, Path) else None
 
     def quick(self) -> "Facts":
         """The same database without waiting for a lock: for failure paths, which must never block."""
         return Facts(self.path, wait_s=0)
 
     @contextmanager
-    def _transaction(self):
-        """A write transaction that first replays the spool's pending batches."""
-        with transaction(self.path, wait_s=self.wait_s) as con:
+    def _transaction(self, claim: str | None = None):
+        """A write transaction that first replays the spool's pending batches (see ``transaction`` for ``claim``)."""
+        if self.spool is None:
+            with transaction(self.path, wait_s=self.wait_s, claim=claim) as con:
+                lease.check(self.path, con)  # a process that lost its run to another writes nothing
+                yield con
+            return
+        with transaction(self.path, wait_s=self.wait_s, claim=claim) as con:
             lease.check(self.path, con)  # a process that lost its run to another writes nothing
             replayed = self.spool.replay(con)
             yield con
@@ -120,7 +129,7 @@ class Facts:
 
     def flush(self) -> int:
         """Write the spool's pending batches now; return how many there were."""
-        pending = len(self.spool.pending())
+        pending = len(self.spool.pending()) if self.spool else 0
         if pending:
             with self._transaction():
                 pass
@@ -135,7 +144,7 @@ class Facts:
         over the whole dataset (``dataset_tasks`` given) also takes the run's lease, in the same
         transaction: ``RunBusy`` if another live process holds it.
         """
-        with self._transaction() as con:
+        with self._transaction(claim=f"run:{run_id}") as con:
             if dataset_tasks is not None:
                 lease.take(con, self.path, run_id)
             row = con.execute("select config_hash, config, dataset from runs where run_id = ?", [run_id]).fetchone()
@@ -152,7 +161,7 @@ class Facts:
         refused task keeps its recorded state. The task's lease is taken in the same transaction
         (``RunBusy`` if another live process holds it).
         """
-        with self._transaction() as con:
+        with self._transaction(claim=f"task:{row.run_id}:{row.task_id}") as con:
             lease.take(con, self.path, row.run_id, row.task_id)
             found = con.execute(
                 "select spec, base_sha, oracle_sha, environment_hash from tasks where run_id = ? and task_id = ?",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from evoci.errors import LeaseLost, RunBusy
-from evoci.settings import lease_ttl_s
+from evoci.settings import lease_ttl_s, location
 
 
 def _now() -> datetime:
@@ -113,7 +113,7 @@ def take(con: Any, db: Path, run_id: str, task_id: str = "", *, ttl_s: float | N
                          where run_id = ? and task_id = ?""", [run_id, task_id]).fetchone()
     if won[0] != owner.token:
         raise _busy(run_id, task_id, won)
-    _held.add(Path(db), run_id, task_id, ttl_s)
+    _held.add(location(db), run_id, task_id, ttl_s)
 
 
 class _Registry:
@@ -131,10 +131,10 @@ class _Registry:
 
     def add(self, db: Path, run_id: str, task_id: str, ttl_s: float) -> None:
         with self.lock:
-            self.held.setdefault(db.absolute(), set()).add((run_id, task_id))
+            self.held.setdefault(location(db), set()).add((run_id, task_id))
             self.ttl_s = ttl_s
-            self.valid_until[db.absolute()] = time.monotonic() + ttl_s * 5 / 6
-            self.lost.pop(db.absolute(), None)
+            self.valid_until[location(db)] = time.monotonic() + ttl_s * 5 / 6
+            self.lost.pop(location(db), None)
             if self.thread is None or not self.thread.is_alive():
                 self.stop.clear()
                 self.thread = threading.Thread(target=self._beat, name="evoci-lease", daemon=True)
@@ -147,7 +147,7 @@ class _Registry:
         process. Outside (a batch about to be spooled while another process holds the file) the
         clock decides: past the last renewal's margin another process may take the run over.
         """
-        db = db.absolute()
+        db = location(db)
         with self.lock:
             held = set(self.held.get(db, ()))
             lost = self.lost.get(db)
@@ -212,12 +212,12 @@ _held = _Registry()
 
 def check(db: Path, con: Any | None = None) -> None:
     """Raise ``LeaseLost`` if this process lost a lease it holds on ``db``."""
-    _held.check(Path(db), con)
+    _held.check(location(db), con)
 
 
 def holds(db: Path) -> bool:
     with _held.lock:
-        return bool(_held.held.get(Path(db).absolute()))
+        return bool(_held.held.get(location(db)))
 
 
 @contextmanager
@@ -239,8 +239,8 @@ def acquire(db: Path, run_id: str, task_id: str = "") -> None:
     """Take a lease in its own transaction (``RunBusy`` if a live process holds it)."""
     from evoci.store.db import transaction
 
-    with transaction(Path(db)) as con:
-        take(con, Path(db), run_id, task_id)
+    with transaction(location(db)) as con:
+        take(con, location(db), run_id, task_id)
 
 
 __all__ = ["Owner", "acquire", "check", "holds", "me", "process_started", "scope", "take"]

@@ -24,7 +24,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from evoci.settings import location
 from evoci.store.db import reading, transaction
+from evoci.store.postgres import is_postgres
 from evoci.swe_bench_cl.embedding import Embedder
 
 
@@ -59,11 +61,20 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def embeddings_table_sql(table: str, dim: int, *, postgres: bool = False) -> str:
+    """The DDL of one embedding size's vector table (PostgreSQL keeps the vector as a plain array)."""
+    vector = "real[]" if postgres else f"float[{dim}]"
+    return f"""create table if not exists {table} (
+        run_id varchar not null, sequence_id varchar not null, task_id varchar not null,
+        embedding_model varchar not null, embedding {vector} not null,
+        primary key (run_id, sequence_id, task_id))"""
+
+
 class Memory:
     """The memory of one run (all its sequences), embedded with ``embedder``."""
 
     def __init__(self, db: Path, run_id: str, embedder: Embedder, config: MemoryConfig = MemoryConfig()):
-        self.db, self.run_id, self.embedder, self.config = Path(db), run_id, embedder, config
+        self.db, self.run_id, self.embedder, self.config = location(db), run_id, embedder, config
         self.table = f"cl_embeddings_{embedder.dim}"
 
     def store(self, sequence_id: str, stage: int, experience: Experience) -> None:
@@ -71,10 +82,7 @@ class Memory:
         [vector] = self.embedder.embed([experience.problem])
         key = [self.run_id, sequence_id, experience.task_id]
         with transaction(self.db) as con:
-            con.execute(f"""create table if not exists {self.table} (
-                run_id varchar not null, sequence_id varchar not null, task_id varchar not null,
-                embedding_model varchar not null, embedding float[{self.embedder.dim}] not null,
-                primary key (run_id, sequence_id, task_id))""")
+            con.execute(embeddings_table_sql(self.table, self.embedder.dim, postgres=is_postgres(self.db)))
             con.execute(
                 """insert into cl_experiences values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing""",
                 [self.run_id, sequence_id, stage, experience.task_id, experience.problem, experience.solution_summary,
@@ -89,7 +97,7 @@ class Memory:
         if stage < 1:
             return [], time.perf_counter() - started
         [vector] = self.embedder.embed([query])
-        with reading(self.db) as con:
+        with reading(self.db, run_id=self.run_id) as con:
             exists = con.execute("select count(*) from duckdb_tables() where table_name = ?", [self.table]).fetchone()[0]
             rows = [] if not exists else con.execute(
                 f"""select e.task_id, e.problem, e.solution_summary, e.outcome, e.rationale, e.stage,

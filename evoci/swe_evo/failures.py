@@ -7,7 +7,6 @@ the evidence is read from the facts the flow recorded (trajectory, grading, targ
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from evoci.domain import AgentConfig
 from evoci.runtime import RunContext
@@ -29,7 +28,7 @@ def judge_unresolved(run: RunContext, instances: list[EvoInstance], judge: Agent
     from evoci.tasks.swe_evo import evo_judge_task, node_options
 
     by_id = {i.instance_id: i for i in instances}
-    with reading(Path(run.db)) as con:
+    with reading(run.db, run_id=run.run_id) as con:
         unresolved = [row[0] for row in con.execute(UNRESOLVED, [run.run_id]).fetchall()]
         evidence_by_id = {}
         for task_id in unresolved:

@@ -1,0 +1,185 @@
+"""A cluster on one machine: PostgreSQL, a Prefect server on it, two workers; one run's tasks spread over both.
+
+    .venv/bin/python scripts/cluster_demo.py [--tasks 4] [--iterations 3] [--keep]
+
+1. starts PostgreSQL (``scripts/postgres.sh``) and a Prefect server whose state is in it;
+2. registers evoci's deployments on a ``process`` work pool (``evoci deploy``);
+3. starts two workers, each with its own evoci home and Prefect home (two "hosts");
+4. runs a dataset of generated tasks with ``--task-deployment``: every task is a flow run that
+   either worker may take; every fact goes to the PostgreSQL store;
+5. prints which worker ran each task (the home that holds its workspace);
+6. runs the same dataset on the embedded default (a DuckDB file, tasks as threads) and checks
+   that every table holds the same number of rows and the views give the same numbers;
+7. stops everything it started. Exits non-zero on any difference, or if a worker ran nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EVOCI = str(Path(sys.executable).with_name("evoci"))
+PREFECT = str(Path(sys.executable).with_name("prefect"))
+POOL, NAME = "evoci-cluster", "cluster"
+TABLES = ("runs", "tasks", "targets", "iterations", "test_results", "agent_calls", "trajectories", "failures")
+COMPARED = """select task_id, iteration, n_passed, round(a, 6) from swe_ci_iterations order by task_id, iteration"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def quiet_env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+           "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING",
+           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
+    env.pop("EVOCI_STORE", None)
+    env.pop("EVOCI_DB", None)
+    env.update(extra)
+    return env
+
+
+def say(text: str) -> None:
+    print(f"[cluster-demo {time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def wait_healthy(api: str, proc: subprocess.Popen, timeout_s: float = 180) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Prefect server exited ({proc.returncode})")
+        try:
+            if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    raise RuntimeError(f"the Prefect server did not answer at {api} within {timeout_s:.0f} s")
+
+
+def counts_and_numbers(store: str) -> tuple[dict[str, int], list[tuple]]:
+    from evoci.settings import location
+    from evoci.store import reading
+
+    with reading(location(store)) as con:
+        counts = {t: con.execute(f"select count(*) from {t}").fetchone()[0] for t in TABLES}
+        return counts, con.execute(COMPARED).fetchall()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=2, help="flow runs each worker takes at once")
+    parser.add_argument("--keep", action="store_true", help="keep the state folder (logs, homes) afterwards")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(REPO))
+    from evoci.demo.generated import write_dataset
+
+    state = Path(tempfile.mkdtemp(prefix="evoci-cluster-"))
+    started: list[subprocess.Popen] = []
+    pg_state = state / "postgres"
+    status = 1
+    try:
+        say(f"state in {state}")
+        up = subprocess.run(["bash", str(REPO / "scripts/postgres.sh"), "up", str(pg_state), str(free_port())],
+                            capture_output=True, text=True, check=True)
+        urls = dict(line.split("=", 1) for line in up.stdout.split())
+        store = urls["store"]
+        say(f"PostgreSQL up: results {store}")
+
+        port = free_port()
+        api = f"http://127.0.0.1:{port}/api"
+        server_log = open(state / "prefect-server.log", "w")
+        server = subprocess.Popen([EVOCI, "server", "--port", str(port), "--database", urls["prefect"],
+                                   "--prefect-home", str(state / "prefect-server")],
+                                  stdout=server_log, stderr=subprocess.STDOUT, env=quiet_env(), start_new_session=True)
+        started.append(server)
+        wait_healthy(api, server)
+        say(f"Prefect server on PostgreSQL at {api}")
+
+        client_env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(state / "client-prefect"))
+        subprocess.run([EVOCI, "deploy", "--pool", POOL, "--name", NAME, "--store", store,
+                        "--max-iterations", str(args.iterations)], env=client_env, check=True)
+
+        workers = {}
+        for name in ("worker-1", "worker-2"):
+            home = state / name
+            home.mkdir()
+            log = open(state / f"{name}.log", "w")
+            env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(home / "prefect"), EVOCI_HOME=str(home / "evoci"))
+            workers[name] = home / "evoci"
+            started.append(subprocess.Popen([PREFECT, "worker", "start", "--pool", POOL, "--name", name,
+                                             "--limit", str(args.limit)], stdout=log, stderr=subprocess.STDOUT,
+                                            env=env, cwd=home, start_new_session=True))
+        say("two workers polling the pool, each with its own home")
+
+        dataset = write_dataset(state / "tasks", args.tasks, args.iterations)
+        started_at = time.monotonic()
+        ran = subprocess.run([EVOCI, "run", str(dataset), "--store", store, "--home", str(state / "parent"),
+                              "--task-deployment", f"evolve/{NAME}", "--concurrency", str(args.tasks),
+                              "--max-iterations", str(args.iterations)], env=client_env)
+        say(f"the run across workers took {time.monotonic() - started_at:.1f} s (exit {ran.returncode})")
+
+        by_worker = {name: sorted(p.name for p in home.glob("runs/*/*") if p.is_dir())
+                     for name, home in workers.items()}
+        for name, tasks in by_worker.items():
+            say(f"{name} ran {len(tasks)} task(s): {', '.join(tasks) or '—'}")
+
+        embedded = state / "embedded"
+        (embedded / "prefect").mkdir(parents=True)
+        subprocess.run([EVOCI, "run", str(dataset), "--home", str(embedded), "--concurrency", "2",
+                        "--max-iterations", str(args.iterations)], env=quiet_env(PREFECT_HOME=str(embedded / "prefect")),
+                       stdout=subprocess.DEVNULL, check=False)
+        cluster_counts, cluster_numbers = counts_and_numbers(store)
+        embedded_counts, embedded_numbers = counts_and_numbers(str(embedded / "evoci.duckdb"))
+        say(f"rows on the cluster:  {cluster_counts}")
+        say(f"rows embedded:        {embedded_counts}")
+        problems = []
+        if ran.returncode:
+            problems.append(f"the run across workers exited {ran.returncode}")
+        if any(not tasks for tasks in by_worker.values()):
+            problems.append("a worker ran no task")
+        if cluster_counts != embedded_counts:
+            problems.append("the row counts differ (facts lost or doubled)")
+        if cluster_numbers != embedded_numbers:
+            problems.append("the views give other numbers")
+        if sum(len(t) for t in by_worker.values()) != args.tasks:
+            problems.append("tasks ran on more than one worker, or on none")
+        for problem in problems:
+            say(f"FAILED: {problem}")
+        if not problems:
+            say(f"OK: {args.tasks} tasks over 2 workers, every fact once, the same numbers as the embedded default")
+        status = 1 if problems else 0
+    finally:
+        for proc in reversed(started):  # workers first, then the server
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+        subprocess.run(["bash", str(REPO / "scripts/postgres.sh"), "down", str(pg_state)], capture_output=True)
+        if status and not args.keep:
+            say(f"logs kept in {state}")
+        elif not args.keep:
+            shutil.rmtree(state, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
