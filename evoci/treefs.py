@@ -168,6 +168,8 @@ class _Parent:
         self.fds: list[int] = []
 
     def __enter__(self) -> tuple[int, str]:
+        if self.create is not None:  # the root is the harness's own folder: made if missing, as before
+            Path(self.root).mkdir(parents=True, exist_ok=True)
         self.fds.append(os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
         for depth, name in enumerate(self.parts[:-1]):
             self.fds.append(self._enter(self.fds[-1], name, "/".join(self.parts[: depth + 1])))
