@@ -1,4 +1,4 @@
-"""Structural oracle: percent_of reuses clamp_int. Prints {"passed": bool, "findings": [...]}."""
+"""Structural oracle: percent_of reuses clamp_int. Prints {"passed": bool, "findings": [...]}; exits 1 when it fails."""
 
 import argparse
 import json
@@ -19,3 +19,4 @@ elif "clamp_int" not in body:
 if re.search(r"std::(min|max|clamp)\b", text):
     findings.append({"rule": "no_duplicate_clamp", "message": "progress.cc re-implements clamping"})
 print(json.dumps({"passed": not findings, "findings": findings}))
+raise SystemExit(1 if findings else 0)  # the verdict is the exit code, as for NITR's own checks
