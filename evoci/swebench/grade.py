@@ -187,6 +187,10 @@ def _grade_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str], pars
                                      "what it printed is not graded (scored as nothing passing)"]
         return Grade(status="agent_error", outcomes=nothing, **common)
     outcomes, _, flags = graded_outcomes(frame)
+    for collector in frame.report.get("collectors") or []:
+        if collector.get("outcome") == "failed" and collector.get("nodeid"):
+            # pytest -rA prints "ERROR <file>" for a file that failed to collect: the record's parser reads it so
+            outcomes.setdefault(collector["nodeid"], "error")
     common["integrity_flags"] = [*common["integrity_flags"], *flags]
     words = {outcome: word for word, outcome in STATUS.items()}
     parsed = parse_json_report(json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]})) \
