@@ -121,6 +121,10 @@ def run_sequence(sequence: CLSequence, run: RunContext, recorder: CLRecorder, st
                 get_run_logger().error("issue %s: environment_error — %s", issue.instance_id, exc)
                 recorder.issue_status(issue, "environment_error", str(exc), exc)
                 del prepared[issue.position]
+            except InputError as exc:  # the record's test_patch does not apply to its base: bad input, named
+                get_run_logger().error("issue %s: %s", issue.instance_id, exc)
+                recorder.issue_status(issue, "input_error", str(exc), exc)
+                del prepared[issue.position]
         for step in schedule(sequence.n, matrix):
             issue = current = by_position.get(step.position)
             if issue is None or step.position not in prepared:
