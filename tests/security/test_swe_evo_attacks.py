@@ -88,13 +88,8 @@ def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_noth
     instance = "kvconf_0.1.0_0.2.0"
     base = records[instance]["base_commit"]
     init = source.commit(base).tree["src/kvconf/__init__.py"].data_stream.read().decode()
-    preds = tmp_path / "preds.json"
-    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch_setting(
-        source, base, {"src/kvconf/__init__.py": init + PRINT_AND_DIE})}}))
-    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
-                       test_timeout_s=300)
-    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
-    db = tmp_path / "home" / "evoci.duckdb"
+    summary, db = _grade_prediction(tmp_path, instance, patch_setting(
+        source, base, {"src/kvconf/__init__.py": init + PRINT_AND_DIE}))
     [(resolved, flags)] = query(db, "select resolved, flags from swe_evo_instances where run_id = ? and task_id = ?",
                                 [summary.run_id, instance])
     [(status, integrity)] = query(db, "select status, integrity_flags from iterations where run_id = ? and task_id = ?",
@@ -103,6 +98,16 @@ def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_noth
                         [summary.run_id, instance])
     assert (resolved, passed) == (False, 0), (status, integrity)
     assert any("SIGKILL" in f and "not graded" in f for f in integrity), integrity
+
+
+def _grade_prediction(tmp_path, instance: str, patch: str):
+    """Grade one hostile prediction for ``instance`` through the real swe_evo flow; its summary and results file."""
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300)
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    return summary, tmp_path / "home" / "evoci.duckdb"
 
 
 # A `_pytest` package with no source, whose `config._console_main` (what the `pytest` script calls)
@@ -147,12 +152,7 @@ def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tm
         assert compiled[name][:4] == importlib.util.MAGIC_NUMBER
     patch = _binary_patch(source, records[instance]["base_commit"], compiled, tmp_path / "clone")
     assert "GIT binary patch" in patch
-    preds = tmp_path / "preds.json"
-    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
-    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
-                       test_timeout_s=300)
-    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
-    db = tmp_path / "home" / "evoci.duckdb"
+    summary, db = _grade_prediction(tmp_path, instance, patch)
     [(applied, resolved)] = query(db, "select patch_applied, resolved from swe_evo_instances where run_id = ? and task_id = ?",
                                   [summary.run_id, instance])
     [(tampered,)] = query(db, "select tampered_files from iterations where run_id = ? and task_id = ?",
