@@ -1,6 +1,6 @@
 """The domain model shared by all four protocols: tasks, environments, test reports, runs.
 
-One vocabulary (see the README): a *task* is a benchmark instance, a *run* executes a set
+One vocabulary (see docs/swe-ci.md and the header of sql/schema.sql): a *task* is a benchmark instance, a *run* executes a set
 of tasks with one configuration, an *iteration* is one architect → programmer → test
 round (0 = the base codebase), and a *test result* is one outcome of one test id.
 """

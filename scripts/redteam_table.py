@@ -1,4 +1,4 @@
-"""Print the README's red-team table from a results file the red-team suite wrote.
+"""Print the red-team table of docs/grading-integrity.md from a results file the red-team suite wrote.
 
     EVOCI_REDTEAM_HOME=/tmp/redteam .venv/bin/python -m pytest tests/security
     .venv/bin/python scripts/redteam_table.py /tmp/redteam/home/evoci.duckdb [more files…]

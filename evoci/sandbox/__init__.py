@@ -55,7 +55,7 @@ def _open_local(config: SandboxConfig, workspace: Path, environment: Environment
     if "agent_network" in config.options:
         raise InputError("the local sandbox option agent_network is gone: an agent sandbox has no network, and an "
                          "agent reaches its model through evoci's model gateway — give the agent a 'gateway' option "
-                         "(see the README, 'The model gateway') and drop agent_network")
+                         "(see docs/agents.md, 'The model gateway') and drop agent_network")
     try:
         options = bwrap.BwrapOptions(**config.options)
     except ValidationError as exc:

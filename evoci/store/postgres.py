@@ -10,7 +10,7 @@ DuckDB stays the query engine: a reader gets an in-memory DuckDB holding a copy 
 tables (all of them, or one run's rows) with every view of ``sql/views/`` created on top, so the
 view files are the interface on either store. The copy goes through evoci's Python process
 (the postgres extension that would let DuckDB read the server directly exists offline only for
-an older DuckDB than evoci's; see the README, "Beyond one machine").
+an older DuckDB than evoci's; see docs/beyond-one-machine.md).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def test_each_cli_evolves_the_demo_in_bubblewrap(cli, tmp_path, monkeypatch):
 
 
 # In Docker only Claude Code has been seen to pass (the agent layer of the others failed on the
-# merged code and is not yet fixed): the README's table says so, cell by cell.
+# merged code and is not yet fixed): the table in docs/agents.md says so, cell by cell.
 @pytest.mark.docker
 @pytest.mark.parametrize("cli", ["claude-code"])
 def test_each_cli_evolves_the_demo_in_docker(cli, tmp_path, monkeypatch, base_image):

@@ -44,7 +44,7 @@ def lab(tmp_path_factory):
     """One demo repository and one evoci home for every attack (environments are built once).
 
     ``EVOCI_REDTEAM_HOME`` keeps them in a folder of your choice, for
-    ``scripts/redteam_table.py <folder>/home/evoci.duckdb`` (the README's table).
+    ``scripts/redteam_table.py <folder>/home/evoci.duckdb`` (the table in docs/grading-integrity.md).
     """
     kept = os.environ.get("EVOCI_REDTEAM_HOME")
     root = Path(kept) if kept else tmp_path_factory.mktemp("redteam")
