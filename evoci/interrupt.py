@@ -19,6 +19,7 @@ _stop = threading.Event()
 _signum = 0
 _groups: set[int] = set()  # process groups of the sandbox commands running now
 _lock = threading.Lock()
+_installed = False
 
 
 class Interrupted(KeyboardInterrupt):
@@ -35,11 +36,26 @@ class Interrupted(KeyboardInterrupt):
 
 def install() -> bool:
     """Handle SIGINT and SIGTERM this way; False off the main thread (Python allows no other)."""
+    global _installed
     if threading.current_thread() is not threading.main_thread():
         return False
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)
+    _installed = True
     return True
+
+
+def reclaim() -> None:
+    """Take SIGTERM back inside a flow the command line runs (a no-op anywhere else).
+
+    Prefect's flow engine puts its own SIGTERM handler in front of ours for the flow's duration:
+    it raises in the main thread only and reports the crash to the server before handing the
+    signal on, and meanwhile the worker threads ran their tasks on to the end (a SIGTERM'd run
+    recorded its task ``done``). Prefect restores our handler when the flow ends. Under a
+    deployment's runner ``install`` never ran, so Prefect keeps its cancellation handling.
+    """
+    if _installed and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_signal)
 
 
 def _on_signal(signum: int, frame) -> None:
@@ -84,4 +100,4 @@ def ended(pgid: int) -> None:
         _groups.discard(pgid)
 
 
-__all__ = ["Interrupted", "check", "ended", "install", "started", "stopping"]
+__all__ = ["Interrupted", "check", "ended", "install", "reclaim", "started", "stopping"]

@@ -123,6 +123,7 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
     ``task_deployment`` (``evolve/NAME`` on a work pool) runs each task as a flow run of it, on
     whichever worker takes it; ``config.concurrency`` is then how many are queued at once.
     """
+    interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
         if sandbox_block:

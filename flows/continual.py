@@ -26,6 +26,7 @@ from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
+from evoci import interrupt
 from evoci.domain import RunConfig
 from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
 from evoci.runtime import RunContext
@@ -64,6 +65,7 @@ def continual(dataset: str = "swe-bench-cl-demo", config: RunConfig = RunConfig(
     folder of local clones; ``environments`` a file of SWE-bench-style records keyed by
     instance_id giving each issue's test command, log parser and Python.
     """
+    interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
         if attempts < 1:

@@ -24,6 +24,7 @@ import git
 from prefect import flow
 from prefect.logging import get_run_logger
 
+from evoci import interrupt
 from evoci.curation import Candidate, CurateConfig, candidates
 from evoci.domain import RunConfig, SandboxConfig, TaskSpec, stable_hash
 from evoci.errors import InputError
@@ -37,6 +38,7 @@ def curate(repos: list[str], config: CurateConfig = CurateConfig(), sandbox: San
            output: str | None = None, home: str | None = None, db: str | None = None,
            run_id: str | None = None) -> list[dict]:
     """Check every candidate pair of ``repos``; write the kept ones to ``output`` (JSONL); return them."""
+    interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     log = get_run_logger()
     repos = [str(Path(r).absolute()) for r in repos]
     run_id = run_id or "curate-" + stable_hash({"repos": repos, "config": config.model_dump(), "sandbox": sandbox.model_dump()}, 10)

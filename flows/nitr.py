@@ -17,6 +17,7 @@ from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
+from evoci import interrupt
 from evoci.domain import RunConfig
 from evoci.errors import InfrastructureError, InputError
 from evoci.flows.benchmark import each_in_subflows
@@ -109,6 +110,7 @@ def nitr(source: str = "builtin", config: RunConfig = RunConfig(protocol="nitr")
 
     ``select`` keeps the probes matching every key: ``id``, ``language``, ``dimension``, ``granularity``.
     """
+    interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
         config = config.model_copy(update={"protocol": "nitr"})

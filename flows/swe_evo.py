@@ -26,6 +26,7 @@ from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
+from evoci import interrupt
 from evoci.domain import AgentConfig, RunConfig
 from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
 from evoci.runtime import RunContext
@@ -61,6 +62,7 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
     taxonomy (``failure_labels``, ``swe_evo_failure_modes``). ``environments`` is a side file of
     environment specs (``evoci.swebench.specs``) adding to or overriding the shipped ones.
     """
+    interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
         log = get_run_logger()
         config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})

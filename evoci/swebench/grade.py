@@ -195,7 +195,9 @@ def _grade_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str], pars
     words = {outcome: word for word, outcome in STATUS.items()}
     parsed = parse_json_report(json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]})) \
         if parse is parse_json_report else parse("\n".join(f"{words[o]} {t}" for t, o in outcomes.items() if o in words))
-    status = "ok" if frame.exit_code in (0, 1, 5) else "agent_error"
+    # pytest exits 2 when a file fails to collect (a test_patch that imports what the release adds,
+    # unwritten): the report is the launcher's and trusted, so that is an ordinary graded outcome.
+    status = "ok" if frame.exit_code in (0, 1, 2, 5) else "agent_error"
     return Grade(status=status, outcomes={t: parsed.outcomes.get(t, "missing") for t in request.targets},
                  collisions=dict(parsed.collisions), **common)
 
