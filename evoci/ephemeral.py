@@ -6,14 +6,20 @@ stops it at exit. A command killed with SIGKILL cannot stop it: it stayed alive 
 (``evoci-servers/<pid>.json``: the server's and the command's pid and start time). Every later
 command stops each recorded server whose command is gone (``reap``); a server whose command still
 runs, or a pid reused by another program (its start time differs), is left alone.
+
+The server writes to a log beside its record (``<pid>.log``), never to the command's output: an
+orphan holding the command's stdout kept a pipe reading it (``evoci run | tee``) open after a
+``kill -9`` until something stopped the server.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -38,14 +44,42 @@ def start() -> None:
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer()  # the instance Prefect's client takes when no API is configured
+    _folder().mkdir(parents=True, exist_ok=True)
+    log = _folder() / f"command-{os.getpid()}.log"
+    spawn = server._run_uvicorn_command
+
+    def spawn_logged():
+        with _stdio_to(log):
+            return spawn()
+
+    server._run_uvicorn_command = spawn_logged
     server.start()
     pid = server.server_process.pid
+    log = log.rename(log.with_name(f"{pid}.log"))
     owner = me()
     record = _folder() / f"{pid}.json"
-    record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps({"server_pid": pid, "server_started": str(process_started(pid)),
                                   "owner_pid": owner.pid, "owner_started": str(owner.started)}))
     atexit.register(record.unlink, missing_ok=True)  # registered after Prefect's own stop: runs before it
+    atexit.register(log.unlink, missing_ok=True)
+
+
+@contextlib.contextmanager
+def _stdio_to(path: Path):
+    """File descriptors 1 and 2 point at ``path`` while the server process is spawned (it inherits them)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (target, *saved):
+            os.close(fd)
 
 
 def reap() -> list[int]:
@@ -65,6 +99,7 @@ def reap() -> list[int]:
             _stop(server.pid)
             stopped.append(server.pid)
         record.unlink(missing_ok=True)
+        record.with_suffix(".log").unlink(missing_ok=True)
     return stopped
 
 

@@ -11,7 +11,8 @@
 #   - the pinned agent CLIs the preset tests run (scripts/agents.sh; cached in $EVOCI_TOOLS);
 #     required when EVOCI_REQUIRE_DOCKER=1 (CI), else their tests skip
 #   - PostgreSQL's server programs, for the results store on a server (scripts/postgres.sh)
-# Extra arguments go to pytest.
+# The default run leaves out the tests marked `heavy` (the other agent CLIs, the red team in
+# Docker too): EVOCI_TEST_ALL=1 runs the full matrix. Extra arguments go to pytest.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -50,6 +51,8 @@ fi
 # PostgreSQL's server programs: the tests of the PostgreSQL results store start their own server.
 bash scripts/postgres.sh install
 bash scripts/cpp-tools.sh || echo "test: cmake/g++/GoogleTest unavailable; the C++ NITR tests will be skipped" >&2
+# The default run tests Claude Code's preset; the full matrix every CLI.
+if [ "${EVOCI_TEST_ALL:-0}" != "1" ]; then export EVOCI_AGENT_CLIS="${EVOCI_AGENT_CLIS:-claude-code}"; fi
 if out="$(bash scripts/agents.sh)"; then
     export "$(printf '%s\n' "$out" | grep '^EVOCI_TOOLS=')"
 elif [ "${EVOCI_REQUIRE_DOCKER:-0}" = "1" ]; then

@@ -25,17 +25,14 @@ def evoci(tmp_path, prefect_server, *args: str) -> tuple[int, str]:
     return result.returncode, result.stdout + result.stderr
 
 
-def test_an_unknown_agent_found_mid_run_ends_the_task_recorded_with_a_failure_and_exit_1(tmp_path, prefect_server):
+def test_an_unknown_agent_is_refused_before_anything_runs_with_exit_2(tmp_path, prefect_server):
     calc_repo(tmp_path / "calc")
     dataset = write_dataset(tmp_path / "tasks.jsonl", [LINE])
     code, out = evoci(tmp_path, prefect_server, "run", str(dataset), "--agent", "no-such-agent", "--max-iterations", "1")
-    assert code == 1, out
-    assert "not scored: task calc" in out and "unknown agent 'no-such-agent'" in out, out
+    assert code == 2, out  # a usage error: the command line names the agents it knows
+    assert "unknown swe-ci agent 'no-such-agent'" in out and "choose one of" in out, out
     db = tmp_path / "home" / "evoci.duckdb"
-    [(status, reason)] = query(db, "select status, reason from tasks")
-    assert status == "infra_error" and "unknown agent" in reason  # never left 'running'
-    assert query(db, "select node, kind, error_type from failures") == [("flow", "infrastructure", "ValueError")]
-    assert query(db, "select count(*) from leases") == [(0,)]
+    assert not db.exists() or query(db, "select count(*) from tasks") == [(0,)]  # no task left 'running'
 
 
 def test_a_refused_task_says_its_scores_are_kept_results_and_exits_1(tmp_path, prefect_server):

@@ -94,7 +94,7 @@ def test_a_server_left_by_kill_9_is_stopped_by_the_next_command(tmp_path):
     wait_for_iteration_1(db, proc)
     [orphan] = servers(tmp_path)
     proc.send_signal(signal.SIGKILL)
-    proc.communicate()
+    proc.communicate(timeout=60)  # the orphan server does not hold the command's output open
     time.sleep(2)
     assert alive(orphan)  # kill -9 gives the command no chance to stop it
 

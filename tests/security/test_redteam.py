@@ -36,7 +36,7 @@ OPTIONS = {
     "local": {"tree_bytes": 256 * 2**20, "tmp_bytes": 64 * 2**20, "file_size_bytes": 64 * 2**20},
     "docker": {"tree_bytes": 256 * 2**20, "tmp_bytes": 64 * 2**20},
 }
-SANDBOXES = ["local", pytest.param("docker", marks=pytest.mark.docker)]
+SANDBOXES = ["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.heavy])]
 
 
 @pytest.fixture(scope="module")
