@@ -50,6 +50,7 @@ def test_swe_ci_dataset_ids(place, capsys):
     assert "contains a path separator" in done.output and "is not valid UTF-8" not in done.output
     assert "not UTF-8 (byte 17)" in done.output and "contains the control character U+0007" in done.output
     assert "dataset: 10 record(s), 1 loaded, 9 not loaded" in done.output
+    assert done.returncode == 1  # lines that did not load leave the run partial: never a clean exit
     # the one good id ran (and ended on its missing repository), in its own folder
     runs = [p for p in (place / "home" / "runs").iterdir()]
     assert [sorted(q.name for q in p.iterdir()) for p in runs] == [["x"]]
@@ -115,5 +116,6 @@ def test_nitr_case_folder_ids(place, capsys):
     check_nothing_outside(place, before)
     assert "skipped: NITR case folder '003.retry\\x07setting' contains the control character U+0007" in done.output
     assert "0 of 1 case(s) evaluated (1 not loaded" in done.output
+    assert done.returncode == 1
     report = run_evoci(capsys, "report", "--home", "home")
     assert skipped(report) == 1 and "0 of 1 case(s) evaluated (1 not loaded" in report.stdout
