@@ -181,8 +181,12 @@ def transaction(path: Location, *, wait_s: float | None = None,
                 con.execute("rollback")
                 raise
             con.execute("commit")
-        except (duckdb.IOException, duckdb.FatalException, OSError) as exc:
-            # A full disk or a file made read-only mid-run: the results so far stay as committed.
+        except (duckdb.IOException, duckdb.FatalException, duckdb.TransactionException, OSError) as exc:
+            # A full disk or a file made read-only mid-run: the results so far stay as committed. DuckDB
+            # reports a write-ahead log it cannot write at commit as a TransactionException ("Failed to
+            # commit: Could not write file …"); any other TransactionException is not the disk's.
+            if isinstance(exc, duckdb.TransactionException) and "failed to commit" not in str(exc).lower():
+                raise
             raise StorageError(f"results database {Path(path).absolute()} could not be written: {exc} — "
                                f"{_what_to_do(exc, path)}") from exc
 
