@@ -165,8 +165,10 @@ def _grade_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str], pars
     root = sandbox.visible_root
     report = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in request.pythonpath]
+    # No ``-p`` for request.pytest_plugins here: the launcher loads every plugin the environment
+    # installs by its entry point (``-p xdist``), and naming a module again (``-p xdist.plugin``)
+    # makes pytest refuse the same plugin under a second name.
     options = ["-c", f"{root}/{RUNNER_CONFIG_FILE}", f"--rootdir={root}", "-p", "no:cacheprovider",
-               *(x for plugin in request.pytest_plugins for x in ("-p", plugin)),
                "--json-report", f"--json-report-file={report}", "--json-report-omit", *_OMIT]
     result = sandbox.exec(launch_command("python", root, report, paths, [*options, *args]),
                           env={"PYTHONPATH": ":".join(paths)}, timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)

@@ -24,7 +24,9 @@ APPEND = f"import pathlib\np = pathlib.Path('src/strkit/__init__.py')\np.write_t
 
 
 def test_a_command_agent_that_prints_passed_lines_and_kills_its_tests_resolves_no_cell(tmp_path):
-    agent = AgentConfig(kind="command", options={"command": ["python", "-c", APPEND], "timeout_s": 120})
+    # The script travels in the environment: command templates are str.format()ted (its braces would be placeholders).
+    agent = AgentConfig(kind="command", options={"command": ["python", "-c", "import os; exec(os.environ['HOSTILE'])"],
+                                                 "env": {"HOSTILE": APPEND}, "timeout_s": 120})
     config = RunConfig(protocol="swe-bench-cl", programmer=agent, test_timeout_s=300)
     [summary] = continual("swe-bench-cl-demo", config, home=str(tmp_path / "home"), embedding=EmbeddingConfig(kind="hashing"),
                           matrix="core", memory=MemoryConfig(enabled=False))
