@@ -104,8 +104,8 @@ def task_summary(run: RunContext, task_id: str) -> TaskSummary:
     from evoci.store import reading
 
     with reading(run.db, run_id=run.run_id) as con:
-        row = con.execute("""select t.status, t.reason, coalesce(max(i.iteration), 0)
-                             from tasks t left join iterations i using (run_id, task_id)
+        row = con.execute("""select t.status, t.reason, coalesce(max(i.iteration), 0) from tasks t
+                             left join iterations i using (run_id, task_id)
                              where t.run_id = ? and t.task_id = ? group by t.status, t.reason""",
                           [run.run_id, task_id]).fetchone()
     if row is None:
