@@ -75,6 +75,7 @@ def test_bad_task_lines_are_listed_counted_and_never_coerced(place, capsys):
     assert "tasks.jsonl:5: invalid task (tests_dir '../../elsewhere' must be a folder inside the repository" in out
     assert "tasks.jsonl:6: the line is 50.0 MB, over the 1 MiB a task line may hold" in out
     assert "dataset: 6 record(s), 0 loaded, 6 not loaded (listed above)" in out
+    assert done.returncode == 1  # nothing it could score: never a clean exit
     assert len(done.output) < 100_000  # the 50 MB value is never echoed
     assert took < 120
 
