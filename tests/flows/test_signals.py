@@ -32,9 +32,13 @@ def alive(pid: int) -> bool:
 
 
 def start(tmp_path):
-    """``evoci run`` of a task whose test runs take ≥ 1 s, with its own temporary Prefect server."""
+    """``evoci run`` of a task whose test runs take ≥ 5 s, with its own temporary Prefect server.
+
+    The test sees iteration 1 by reading the results file, which waits while the run writes it;
+    on a loaded machine 1 s test runs let the task reach its solving iteration 3 (``done``)
+    before the signal came. With 5 s ones, iterations 2 and 3 still have ≥ 10 s of work."""
     if not (tmp_path / "calc").exists():
-        calc_repo(tmp_path / "calc", slow_s=1.0)
+        calc_repo(tmp_path / "calc", slow_s=5.0)
         write_dataset(tmp_path / "signals.jsonl", [
             {"task_id": "calc", "repo": "calc", "base_ref": "base", "oracle_ref": "oracle"}])
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
