@@ -1,6 +1,6 @@
 """Print the red-team table of docs/grading-integrity.md from a results file the red-team suite wrote.
 
-    EVOCI_REDTEAM_HOME=/tmp/redteam .venv/bin/python -m pytest tests/security
+    EVOCI_TEST_ALL=1 EVOCI_REDTEAM_HOME=/tmp/redteam .venv/bin/python -m pytest tests/security
     .venv/bin/python scripts/redteam_table.py /tmp/redteam/home/evoci.duckdb [more files…]
 
 One row per attack: its class, and per sandbox the iteration's status, the target tests that
