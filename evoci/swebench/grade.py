@@ -74,8 +74,9 @@ class GradeRequest(BaseModel):
     test_cmds: str
     log_parser: str
     targets: list[str]
-    pytest_plugins: list[str] = Field(default_factory=list, description="Loaded with -p when test_cmds is a script (autoloading stays off); through "
-                                           "the launcher every installed plugin loads by its entry point.")
+    pytest_plugins: list[str] = Field(default_factory=list, description=(
+        "Loaded with -p when test_cmds is a script (autoloading stays off); through the launcher every "
+        "installed plugin loads by its entry point."))
     autoload_plugins: bool = Field(False, description="Leave pytest's plugin autoloading on (the record asks for it).")
     pythonpath: list[str] = Field(default_factory=lambda: ["src", "."])
     timeout_s: float
