@@ -44,6 +44,7 @@ _DROP_REQUEST = {"authorization", "x-api-key", "api-key", "host", "content-lengt
 _DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding", "set-cookie"}
 TRANSCRIPT_BODY_CHARS = 2_000_000  # longest request or answer body kept per call
 MAX_WAIT_S = 60.0
+STOP_WAIT_S = 30.0  # longest stop() waits for requests still being relayed
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -64,6 +65,8 @@ class Gateway:
         self.limit: str | None = None
         self.failure: Exception | None = None
         self._lock = threading.Lock()
+        self._busy = threading.Condition()
+        self._inflight = 0
         root = (config.base_url or PUBLIC_APIS.get(config.provider) or "").rstrip("/")
         self._upstream = urllib.parse.urlsplit(root[:-3] if root.endswith("/v1") else root)
         keyed = ModelConfig(provider=config.provider, model="gateway", base_url=config.base_url or root,
@@ -85,7 +88,14 @@ class Gateway:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                gateway._post(self)
+                with gateway._busy:
+                    gateway._inflight += 1
+                try:
+                    gateway._post(self)
+                finally:
+                    with gateway._busy:
+                        gateway._inflight -= 1
+                        gateway._busy.notify_all()
 
             def do_HEAD(self) -> None:  # noqa: N802 - Claude Code checks the root before its first call
                 self.send_response(200 if self.path in ("/", "") else 404)
@@ -106,6 +116,8 @@ class Gateway:
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
+            with self._busy:  # a call still being relayed is accounted before the account is read
+                self._busy.wait_for(lambda: self._inflight == 0, timeout=STOP_WAIT_S)
             self._server.server_close()
             self._server = None
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -259,7 +271,6 @@ class Gateway:
                 handler.send_header(name, value)
         handler.send_header("transfer-encoding", "chunked")
         handler.end_headers()
-        error = None
         try:
             while chunk := answer.read1(65536):
                 reader.feed(chunk)
@@ -267,11 +278,18 @@ class Gateway:
                     kept += chunk
                 handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 handler.wfile.flush()
-            handler.wfile.write(b"0\r\n\r\n")
-            handler.wfile.flush()
         except (OSError, http.client.HTTPException) as exc:
             error = f"the stream broke: {type(exc).__name__}: {exc}"
-        self._account(entry, started, model, reader.close(), error=error, status=status, answer=bytes(kept))
+            self._account(entry, started, model, reader.close(), error=error, status=status, answer=bytes(kept))
+            return
+        # Accounted before the terminating chunk: once the CLI has its whole answer it may exit
+        # and the attempt be recorded at once, and the call must already be in ``calls``.
+        self._account(entry, started, model, reader.close(), error=None, status=status, answer=bytes(kept))
+        try:
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except OSError:
+            pass  # the CLI left before the last empty chunk: the answer was delivered and accounted
 
     def _account(self, entry: dict[str, Any], started: float, model: str, usage: usage_of.Usage, *,
                  error: str | None, status: int | None = None, answer: bytes = b"") -> None:
