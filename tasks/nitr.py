@@ -25,7 +25,7 @@ from evoci.nitr.agents import StepContext, clear_harness_dir, make_step_agent
 from evoci.nitr.evaluator import NitrGrade, evaluate
 from evoci.nitr import preflight
 from evoci.nitr.loader import NitrProbe
-from evoci.nitr.trees import build_grading_tree, create_workspace
+from evoci.nitr.trees import build_grading_tree, create_workspace, shared_folders
 from evoci.runtime import RunContext, inject_fault
 from evoci.sandbox import open_sandbox
 from evoci.tasks.caching import nitr_grade_key, nitr_preflight_key, nitr_prepare_key, nitr_step_key
@@ -56,9 +56,12 @@ class StepResult(BaseModel):
 
 
 def sandbox_config(run: RunContext, probe: NitrProbe) -> SandboxConfig:
-    """The run's sandbox; for a C++ probe in Docker, on evoci's C++ image unless the options name an image."""
+    """The run's sandbox; in Docker, on evoci's C++ image for a probe graded with CMake (a C++ probe, or any
+    probe of a checkout built as one CMake project: its Python tests run through ``ctest``), unless the
+    options name an image."""
     config = run.config.sandbox
-    if probe.language != "cpp" or config.kind != "docker" or {"base_image", "image"} & set(config.options):
+    cmake = probe.language == "cpp" or probe.one_project
+    if not cmake or config.kind != "docker" or {"base_image", "image"} & set(config.options):
         return config
     from evoci.sandbox.docker.cpp_image import CPP_IMAGE, bootstrap_cpp_image
 
@@ -81,7 +84,7 @@ def nitr_preflight_task(probe: NitrProbe, run: RunContext) -> bool:
     """Prove the sandbox can configure and test the probe (pristine starter code) before any agent is graded."""
     folder = grading_root(run, probe.probe_id)
     root = preflight.pristine_tree(probe, folder / "tree", folder / "starter")
-    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths)
+    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths, shared=shared_folders(probe))
     try:
         preflight.check(probe, sandbox, root)
         preflight.keep_template(probe, sandbox, root, folder / "build-template")
@@ -147,7 +150,7 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
     probe = prepared.probe
     root = build_grading_tree(grading_root(run, probe.probe_id) / "tree", probe, Path(prepared.workspace), sha)
     preflight.use_template(grading_root(run, probe.probe_id) / "build-template", root, probe)
-    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths)
+    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths, shared=shared_folders(probe))
     try:
         grade = evaluate(probe.grading_pipeline(), sandbox, root, ceiling_s=run.config.test_timeout_s,
                          output_limit=run.config.output_limit_bytes, places=probe.places())

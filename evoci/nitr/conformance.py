@@ -31,7 +31,7 @@ from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.nitr import preflight
 from evoci.nitr.evaluator import evaluate
 from evoci.nitr.loader import CONFIGURE, NitrProbe, is_task_file, load_suite
-from evoci.nitr.trees import build_grading_tree, create_workspace
+from evoci.nitr.trees import build_grading_tree, create_workspace, shared_folders
 from evoci.sandbox import open_sandbox
 from evoci.settings import Paths
 
@@ -108,7 +108,7 @@ def run_evoci(probe: NitrProbe, work: Path, fixture: Path | None, timeout: float
         sha = workspace.commit(1, "the fixture's code")
     tree = build_grading_tree(work / "tree", probe, workspace.path, sha)
     preflight.use_template(work / "build-template", tree, probe)
-    sandbox = open_sandbox(SandboxConfig(), tree, EnvironmentSpec(), paths)
+    sandbox = open_sandbox(SandboxConfig(), tree, EnvironmentSpec(), paths, shared=shared_folders(probe))
     try:
         grade = evaluate(probe.grading_pipeline(), sandbox, tree, ceiling_s=timeout, places=probe.places())
     except Exception as exc:  # reported as a difference, with what went wrong
@@ -121,7 +121,8 @@ def run_evoci(probe: NitrProbe, work: Path, fixture: Path | None, timeout: float
 def run_preflight(probe: NitrProbe, work: Path) -> str | None:
     """The grade node's preflight and build template for ``probe`` in ``work``; what failed, if it did."""
     root = preflight.pristine_tree(probe, work / "tree", work / "starter")
-    sandbox = open_sandbox(SandboxConfig(), root, EnvironmentSpec(), Paths(home=work / "home"))
+    sandbox = open_sandbox(SandboxConfig(), root, EnvironmentSpec(), Paths(home=work / "home"),
+                           shared=shared_folders(probe))
     try:
         preflight.check(probe, sandbox, root)
         preflight.keep_template(probe, sandbox, root, work / "build-template")

@@ -10,6 +10,8 @@ The **grading tree** is built by the harness for one grading and deleted afterwa
     baseline/    the pristine starter code (for baseline_diff and frozen_paths)
     evaluator/   a copy of the probe's evaluator (pipeline.json, tests, checks, data)
     build/       the build folder of compiled probes
+    third_party/ (one CMake project) an empty place where the sandbox mounts the checkout's
+                 vendored dependencies read-only (``shared_folders``): never copied per grading
 
 Grading never runs in the workspace, so nothing an agent leaves there (a conftest, a fake
 test runner) can reach its grade, and the evaluator never appears where an agent looks.
@@ -67,6 +69,18 @@ def _inside(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
         return None
 
 
+# Shared folders of a checkout built as one project that the sandbox mounts instead of copying:
+# ~1,000 files of vendored code, read-only to every command, the same for every grading.
+MOUNTED = ("third_party",)
+
+
+def shared_folders(probe: NitrProbe) -> dict[str, Path]:
+    """Place in the grading tree → checkout folder, for ``open_sandbox(..., shared=...)``."""
+    if not probe.one_project:
+        return {}
+    return {rel: Path(probe.suite) / rel for rel in MOUNTED if (Path(probe.suite) / rel).is_dir()}
+
+
 def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) -> Path:
     """A fresh grading tree at ``root`` for commit ``sha`` of the probe's workspace.
 
@@ -87,7 +101,9 @@ def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) 
     if probe.one_project:
         for rel in CHECKOUT_SHARED:
             source = Path(probe.suite) / rel
-            if source.is_dir():
+            if rel in MOUNTED:
+                (root / rel).mkdir(parents=True, exist_ok=True)  # where the sandbox mounts it
+            elif source.is_dir():
                 shutil.copytree(source, root / rel, ignore=ignore, dirs_exist_ok=True)
             elif source.is_file():
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)

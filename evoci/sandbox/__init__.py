@@ -8,12 +8,16 @@ asked for, so the local one works without the docker SDK.
 ``ephemeral=True`` (the test node) gives commands a private copy of the root: what the code under
 test writes never reaches the host. No sandbox has a network: an agent that needs its model gets
 the model gateway for one command (``exec(..., gateway=endpoint)``, see ``evoci.gateway``).
+
+``shared`` shows host folders read-only at paths inside the root (``{"third_party": folder}``):
+large, harness-owned inputs a grading tree needs (a NITR checkout's vendored GoogleTest) are
+mounted instead of copied into every tree, and no command can change them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
@@ -48,7 +52,7 @@ UNAVAILABLE_HINT = ("use --sandbox docker, or install bubblewrap (Debian: apt-ge
 
 
 def _open_local(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                *, ephemeral: bool) -> Sandbox:
+                *, ephemeral: bool, shared: dict[str, Path]) -> Sandbox:
     reason = bwrap.available()
     if reason:
         raise InputError(f"the local sandbox cannot isolate commands: {reason} — {UNAVAILABLE_HINT}")
@@ -63,29 +67,43 @@ def _open_local(config: SandboxConfig, workspace: Path, environment: Environment
         raise InputError(f"bad local sandbox option: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']} — "
                          f"the options are: {names}") from None
     return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), isolation=options,
-                        ephemeral=ephemeral)
+                        ephemeral=ephemeral, shared=shared)
 
 
 def _open_host(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-               *, ephemeral: bool) -> Sandbox:
-    return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment))
+               *, ephemeral: bool, shared: dict[str, Path]) -> Sandbox:
+    return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), shared=shared)
 
 
 def _open_docker(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                 *, ephemeral: bool) -> Sandbox:
+                 *, ephemeral: bool, shared: dict[str, Path]) -> Sandbox:
     from evoci.sandbox.docker import open_docker_sandbox
 
-    return open_docker_sandbox(config, workspace, environment, paths, ephemeral=ephemeral)
+    return open_docker_sandbox(config, workspace, environment, paths, ephemeral=ephemeral, shared=shared)
 
 
 SANDBOXES: dict[str, Opener] = {"docker": _open_docker, "host": _open_host, "local": _open_local}
 
 
 def open_sandbox(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                 *, ephemeral: bool = False) -> Sandbox:
+                 *, ephemeral: bool = False, shared: Mapping[str, Path] | None = None) -> Sandbox:
     """A ready sandbox of ``config.kind`` over ``workspace``, with ``environment`` built or reused."""
+    shares = check_shared(shared or {}, ephemeral)
     try:
         opener = SANDBOXES[config.kind]
     except KeyError:
         raise ValueError(f"unknown sandbox {config.kind!r} — choose one of: {', '.join(sorted(SANDBOXES))}") from None
-    return opener(config, workspace, environment, paths, ephemeral=ephemeral)
+    return opener(config, workspace, environment, paths, ephemeral=ephemeral, shared=shares)
+
+
+def check_shared(shared: Mapping[str, Path], ephemeral: bool) -> dict[str, Path]:
+    """``shared`` with each place a plain relative path and each folder absolute (a harness error otherwise)."""
+    if shared and ephemeral:
+        raise ValueError("shared folders are for a tree the harness built, not an ephemeral copy")
+    checked = {}
+    for rel, folder in shared.items():
+        place = PurePosixPath(rel)
+        if place.is_absolute() or ".." in place.parts or not place.parts or not Path(folder).is_dir():
+            raise ValueError(f"shared folder {folder} at {rel!r}: need a relative place and an existing folder")
+        checked[place.as_posix()] = Path(folder).resolve()
+    return checked

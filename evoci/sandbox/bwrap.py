@@ -103,12 +103,14 @@ def command(
     options: BwrapOptions,
     gateway_dir: str | None = None,
     ephemeral: bool = False,
+    shared: Mapping[str, Path] | None = None,
 ) -> list[str]:
     """The argv that runs ``cmd`` isolated, with ``root`` at /workspace and ``cwd`` relative to it.
 
     ``gateway_dir`` (a host folder holding the model gateway's socket) is bound read-only at
     ``evoci.gateway.SANDBOX_DIR`` and bridged to 127.0.0.1 of the command's own network namespace
-    before the command starts: the one address it can reach.
+    before the command starts: the one address it can reach. ``shared`` (place in the root → host
+    folder) is bound read-only on top of the root.
     """
     from evoci.gateway import endpoint as gateway  # here: evoci.gateway imports the agents, which import sandboxes
 
@@ -128,6 +130,8 @@ def command(
                  "--size", str(REPORT_DIR_BYTES), "--tmpfs", REPORT_DIR]
     else:
         argv += ["--bind", str(root), SANDBOX_ROOT]
+        for place, folder in (shared or {}).items():
+            argv += ["--ro-bind", str(folder), f"{SANDBOX_ROOT}/{place}"]
     argv += ["--clearenv", *(x for name, value in env.items() for x in ("--setenv", name, value))]
     where = os.path.normpath(os.path.join(SANDBOX_ROOT, cwd))
     limits = ["prlimit", f"--as={options.address_space_bytes}", f"--fsize={options.file_size_bytes}",

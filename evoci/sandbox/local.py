@@ -48,6 +48,7 @@ class LocalSandbox:
         base_env: Mapping[str, str] | None = None,
         isolation: bwrap.BwrapOptions | None = None,
         ephemeral: bool = False,
+        shared: Mapping[str, Path] | None = None,
     ):
         self._workspace = Path(workspace).resolve()
         self.environment = environment
@@ -55,6 +56,9 @@ class LocalSandbox:
         self._base_env = dict(base_env) if base_env is not None else None
         self.isolation = isolation
         self.ephemeral = ephemeral  # isolated only: what commands write never reaches the host
+        self._shared = dict(shared or {})  # place in the workspace -> host folder, read-only
+        if self.isolation is None:
+            self._link_shared()
 
     @property
     def workspace(self) -> Path:
@@ -103,11 +107,22 @@ class LocalSandbox:
         argv = bwrap.command(
             cmd, root=self._workspace, cwd=str(where.relative_to(self._workspace)), env=sandbox_env,
             read_only=visible, options=self.isolation, ephemeral=self.ephemeral,
-            gateway_dir=gateway.host_dir if gateway else None,
+            gateway_dir=gateway.host_dir if gateway else None, shared=self._shared,
         )
         with bwrap.pids_cgroup(self.isolation.pids) as prefix:
             return run_process([*prefix, *argv], cwd=self._workspace, env={"PATH": _SYSTEM_PATH},
                                timeout=timeout, output_limit=output_limit)
+
+    def _link_shared(self) -> None:
+        """No isolation, no mounts: each shared place becomes a link to its folder (the host sandbox
+        runs only agents the user trusts, and nothing is read-only there)."""
+        for place, folder in self._shared.items():
+            target = self._workspace / place
+            if target.is_dir() and not target.is_symlink():
+                target.rmdir()  # the empty mount point the tree was built with
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.is_symlink():
+                target.symlink_to(folder, target_is_directory=True)
 
     def read_file(self, path: str) -> bytes:
         return read_inside(self._workspace, path)

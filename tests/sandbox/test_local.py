@@ -116,3 +116,31 @@ def test_public_names_are_pinned():
         "Sandbox", "looks_secret", "open_sandbox", "resolve_environment", "resolve_inside", "run_process",
         "scrubbed_env",
     ])
+
+
+SHOW_AND_WRITE = ("import pathlib, sys; p = pathlib.Path('vendor/lib/a.h'); print(p.read_text());"
+                  "\ntry:\n    p.write_text('changed'); print('wrote')\nexcept OSError as e:\n    print('refused', e.errno)")
+
+
+@pytest.mark.parametrize("kind", ["local", "host"])
+def test_a_shared_folder_is_seen_inside_the_tree_and_never_copied(kind, tmp_path, tmp_path_factory, built_env):  # noqa: F811
+    vendored = tmp_path / "checkout" / "third_party"
+    (vendored / "lib").mkdir(parents=True)
+    (vendored / "lib" / "a.h").write_text("int a;")
+    tree = tmp_path / "tree"
+    (tree / "vendor").mkdir(parents=True)  # the empty place the tree was built with
+    paths = Paths(home=evoci_home(tmp_path_factory))
+    opened = open_sandbox(SandboxConfig(kind=kind), tree, resolve_environment({}), paths, shared={"vendor": vendored})
+    said = opened.exec(["python", "-c", SHOW_AND_WRITE], timeout=60).stdout.split("\n")
+    assert said[0] == "int a;"
+    if kind == "local":  # isolated: read-only to every command, and nothing lands in the tree
+        assert said[1].startswith("refused") and (vendored / "lib" / "a.h").read_text() == "int a;"
+        assert list((tree / "vendor").iterdir()) == []
+    else:  # the host sandbox has no mounts: a link, for agents the user trusts
+        assert (tree / "vendor").is_symlink()
+
+
+def test_a_shared_place_outside_the_tree_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="need a relative place"):
+        open_sandbox(SandboxConfig(kind="local"), tmp_path, resolve_environment({}), Paths(home=tmp_path),
+                     shared={"../up": tmp_path})

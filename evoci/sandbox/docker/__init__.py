@@ -56,6 +56,7 @@ def open_docker_sandbox(
     run_id: str | None = None,
     task_id: str | None = None,
     ephemeral: bool = False,
+    shared: dict[str, Path] | None = None,
 ) -> DockerSandbox:
     """A ready Docker sandbox over ``workspace``, its image built for ``environment`` (or found).
 
@@ -78,7 +79,8 @@ def open_docker_sandbox(
         ensure_once(options.concurrency_limit_name, options.concurrency_limit)
     install_signal_cleanup()
     labels = _run_labels(Path(workspace), paths, run_id, task_id)
-    return DockerSandbox(client, image, Path(workspace), options, labels=labels, ephemeral=ephemeral)
+    return DockerSandbox(client, image, Path(workspace), options, labels=labels, ephemeral=ephemeral,
+                         shared=shared)
 
 
 def _run_labels(workspace: Path, paths: Paths, run_id: str | None, task_id: str | None) -> dict[str, str]:

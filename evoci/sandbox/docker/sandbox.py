@@ -78,9 +78,11 @@ class DockerSandbox:
         user: str | None = None,
         base_env: Mapping[str, str] | None = None,
         ephemeral: bool = False,
+        shared: Mapping[str, Path] | None = None,
     ):
         self.client = client
         self.ephemeral = ephemeral
+        self._shared = dict(shared or {})  # place in the workspace -> host folder, mounted read-only
         self.image = image
         self.options = options
         self._workspace = Path(workspace).resolve()
@@ -181,6 +183,8 @@ class DockerSandbox:
                 installs: tuple[str, ...] = ()):
         tmp = {"/tmp": f"rw,exec,size={self.options.tmp_bytes}"}
         mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}, "tmpfs": tmp}
+        for place, folder in self._shared.items():  # the engine mounts deeper targets after the workspace
+            mounts["volumes"][str(folder)] = {"bind": f"{CONTAINER_WORKSPACE}/{place}", "mode": "ro"}
         if self.ephemeral:
             mounts = {"volumes": {str(self._workspace): {"bind": _SOURCE, "mode": "ro"}},
                       "tmpfs": {**tmp, CONTAINER_WORKSPACE: f"rw,exec,size={self.options.tree_bytes}",

@@ -55,9 +55,10 @@ def open_sandbox(base_image: str, docker_paths: Paths) -> Callable[..., DockerSa
     """Open a Docker sandbox over a folder; every sandbox opened is cleaned up after the test."""
     opened: list[DockerSandbox] = []
 
-    def opener(workspace: Path, environment: EnvironmentSpec | None = None, **options) -> DockerSandbox:
+    def opener(workspace: Path, environment: EnvironmentSpec | None = None, *, shared: dict | None = None,
+               **options) -> DockerSandbox:
         config = SandboxConfig(kind="docker", options={**TEST_OPTIONS, **options})
-        sandbox = open_docker_sandbox(config, workspace, environment or EnvironmentSpec(), docker_paths)
+        sandbox = open_docker_sandbox(config, workspace, environment or EnvironmentSpec(), docker_paths, shared=shared)
         opened.append(sandbox)
         return sandbox
 

@@ -138,3 +138,14 @@ def test_a_passing_suite_runs_through_run_pytest(sandbox, workspace):
     assert report.status == Status.OK
     assert report.outcomes == {"tests/test_calc.py::test_add": "passed"}
     assert not (workspace / "src" / "__pycache__").exists()
+
+
+def test_a_shared_folder_is_mounted_read_only_inside_the_workspace(open_sandbox, workspace, tmp_path):
+    vendored = tmp_path / "third_party"
+    vendored.mkdir()
+    (vendored / "a.h").write_text("int a;")
+    (workspace / "vendor").mkdir()
+    sandbox = open_sandbox(workspace, shared={"vendor": vendored})
+    done = sandbox.exec(["sh", "-c", "cat vendor/a.h; echo x > vendor/a.h 2>/dev/null || echo refused"], timeout=60)
+    assert done.stdout.split() == ["int", "a;refused"]  # the file has no newline
+    assert (vendored / "a.h").read_text() == "int a;" and list((workspace / "vendor").iterdir()) == []
