@@ -84,18 +84,21 @@ class OnPool:
         self.name, self.deployment, self.run = "evolve-on-pool", deployment, run
 
     def __call__(self, spec: TaskSpec, config: RunConfig, dataset: str, home: str | None, db: str) -> TaskSummary:
-        from prefect.deployments import run_deployment
+        from evoci.deployments.pool import run_watched
 
-        flow_run = run_deployment(
-            self.deployment, timeout=None, as_subflow=True, flow_run_name=f"evolve-{spec.task_id}",
-            # The worker's own home (EVOCI_HOME) holds the workspace: homes are per host.
-            parameters={"task": spec.model_dump(mode="json"), "config": config.model_dump(mode="json"),
-                        "dataset": dataset, "home": None, "db": str(db)})
-        state = flow_run.state
+        # The worker's own home (EVOCI_HOME) holds the workspace: homes are per host. A worker lost
+        # mid-task (its lease expired) gets the task queued again (evoci/deployments/pool.py).
+        watched = run_watched(
+            self.deployment, f"evolve-{spec.task_id}", db=self.run.db, run_id=self.run.run_id, task_id=spec.task_id,
+            log=get_run_logger(), parameters={"task": spec.model_dump(mode="json"),
+                                              "config": config.model_dump(mode="json"), "dataset": dataset,
+                                              "home": None, "db": str(db)})
+        state = watched.flow_run.state
         summary = task_summary(self.run, spec.task_id)
         if state is None or not state.is_completed():
-            raise RuntimeError(f"flow run {flow_run.name} of {self.deployment} ended "
-                               f"{state.name if state else 'without a state'}: {summary.reason or 'see its logs'}")
+            why = summary.reason or (state.message if state else None) or "see its logs"
+            raise RuntimeError(f"flow run {watched.flow_run.name} of {self.deployment} ended "
+                               f"{state.name if state else 'without a state'}: {why}")
         return summary
 
 

@@ -1,6 +1,6 @@
 """A cluster on one machine: PostgreSQL, a Prefect server on it, two workers; one run's tasks spread over both.
 
-    .venv/bin/python scripts/cluster_demo.py [--tasks 4] [--iterations 3] [--keep]
+    .venv/bin/python scripts/cluster_demo.py [--tasks 4] [--iterations 3] [--kill-worker] [--keep]
 
 1. starts PostgreSQL (``scripts/postgres.sh``) and a Prefect server whose state is in it;
 2. registers evoci's deployments on a ``process`` work pool (``evoci deploy``);
@@ -11,6 +11,13 @@
 6. runs the same dataset on the embedded default (a DuckDB file, tasks as threads) and checks
    that every table holds the same number of rows and the views give the same numbers;
 7. stops everything it started. Exits non-zero on any difference, or if a worker ran nothing.
+
+``--kill-worker`` loses a host mid-run: once worker-1 holds a task's lease (it is evolving that
+task), worker-1 and every process under it (the flow run, its sandboxes) get SIGKILL, and
+worker-1 is started again with the same home. The run's process sees the task's lease expire,
+marks the flow run Crashed and queues the task again (``evoci/deployments/pool.py``); the run
+must still end with every fact once and the embedded default's numbers. Leases last 12 s here
+(``EVOCI_LEASE_TTL_S``) so the loss is noticed quickly.
 """
 
 from __future__ import annotations
@@ -70,6 +77,31 @@ def wait_healthy(api: str, proc: subprocess.Popen, timeout_s: float = 180) -> No
     raise RuntimeError(f"the Prefect server did not answer at {api} within {timeout_s:.0f} s")
 
 
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it, from /proc (a flow run may start its own session)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        found.append(todo.pop())
+        todo += children.get(found[-1], [])
+    return found
+
+
+def lease_holders(store: str) -> list[int]:
+    """The pids holding a task's lease in the store (workers' flow runs evolving a task)."""
+    from evoci.settings import location
+    from evoci.store.db import transaction
+
+    with transaction(location(store), wait_s=30) as con:
+        return [row[0] for row in con.execute("select pid from leases where task_id <> ''").fetchall()]
+
+
 def counts_and_numbers(store: str) -> tuple[dict[str, int], list[tuple]]:
     from evoci.settings import location
     from evoci.store import reading
@@ -79,13 +111,33 @@ def counts_and_numbers(store: str) -> tuple[dict[str, int], list[tuple]]:
         return counts, con.execute(COMPARED).fetchall()
 
 
+def kill_mid_task(worker: subprocess.Popen, store: str, running: subprocess.Popen, timeout_s: float = 600) -> int:
+    """SIGKILL ``worker`` and every process under it once one of them holds a task's lease; how many were killed."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and running.poll() is None:
+        tree = descendants(worker.pid)
+        if set(tree[1:]) & set(lease_holders(store)):
+            for pid in tree:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            worker.wait()
+            return len(tree)
+        time.sleep(0.5)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=4)
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--limit", type=int, default=2, help="flow runs each worker takes at once")
     parser.add_argument("--keep", action="store_true", help="keep the state folder (logs, homes) afterwards")
+    parser.add_argument("--kill-worker", action="store_true",
+                        help="SIGKILL worker-1 and its flow runs mid-task, then start it again")
     args = parser.parse_args()
+    lost = {"EVOCI_LEASE_TTL_S": "12", "EVOCI_POOL_POLL_S": "2"} if args.kill_worker else {}
 
     sys.path.insert(0, str(REPO))
     from evoci.demo.generated import write_dataset
@@ -112,28 +164,48 @@ def main() -> int:
         wait_healthy(api, server)
         say(f"Prefect server on PostgreSQL at {api}")
 
-        client_env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(state / "client-prefect"))
+        client_env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(state / "client-prefect"), **lost)
         subprocess.run([EVOCI, "deploy", "--pool", POOL, "--name", NAME, "--store", store,
                         "--max-iterations", str(args.iterations)], env=client_env, check=True)
 
-        workers = {}
-        for name in ("worker-1", "worker-2"):
+        workers, processes = {}, {}
+
+        def start_worker(name: str) -> None:
             home = state / name
-            home.mkdir()
-            log = open(state / f"{name}.log", "w")
-            env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(home / "prefect"), EVOCI_HOME=str(home / "evoci"))
+            home.mkdir(exist_ok=True)
+            log = open(state / f"{name}.log", "a")
+            env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(home / "prefect"), EVOCI_HOME=str(home / "evoci"),
+                            **lost)
             workers[name] = home / "evoci"
-            started.append(subprocess.Popen([PREFECT, "worker", "start", "--pool", POOL, "--name", name,
-                                             "--limit", str(args.limit)], stdout=log, stderr=subprocess.STDOUT,
-                                            env=env, cwd=home, start_new_session=True))
+            processes[name] = subprocess.Popen([PREFECT, "worker", "start", "--pool", POOL, "--name", name,
+                                                "--limit", str(args.limit)], stdout=log, stderr=subprocess.STDOUT,
+                                               env=env, cwd=home, start_new_session=True)
+            started.append(processes[name])
+
+        for name in ("worker-1", "worker-2"):
+            start_worker(name)
         say("two workers polling the pool, each with its own home")
 
         dataset = write_dataset(state / "tasks", args.tasks, args.iterations)
         started_at = time.monotonic()
-        ran = subprocess.run([EVOCI, "run", str(dataset), "--store", store, "--home", str(state / "parent"),
-                              "--task-deployment", f"evolve/{NAME}", "--concurrency", str(args.tasks),
-                              "--max-iterations", str(args.iterations)], env=client_env)
-        say(f"the run across workers took {time.monotonic() - started_at:.1f} s (exit {ran.returncode})")
+        run_log = state / "run.log"
+        with open(run_log, "w") as out:
+            running = subprocess.Popen([EVOCI, "run", str(dataset), "--store", store, "--home", str(state / "parent"),
+                                        "--task-deployment", f"evolve/{NAME}", "--concurrency", str(args.tasks),
+                                        "--max-iterations", str(args.iterations)], env=client_env, stdout=out,
+                                       stderr=subprocess.STDOUT)
+            killed = kill_mid_task(processes["worker-1"], store, running) if args.kill_worker else None
+            if killed:
+                say(f"worker-1 and {killed - 1} process(es) under it killed (SIGKILL) while it evolved a task; "
+                    "starting it again")
+                start_worker("worker-1")
+            running.wait()
+        ran = subprocess.CompletedProcess(running.args, running.returncode)
+        said = run_log.read_text()
+        sys.stdout.write(said)
+        requeued = said.count("lost its worker")
+        say(f"the run across workers took {time.monotonic() - started_at:.1f} s (exit {ran.returncode}); "
+            f"{requeued} task(s) queued again after a lost worker")
 
         by_worker = {name: sorted(p.name for p in home.glob("runs/*/*") if p.is_dir())
                      for name, home in workers.items()}
@@ -158,7 +230,12 @@ def main() -> int:
             problems.append("the row counts differ (facts lost or doubled)")
         if cluster_numbers != embedded_numbers:
             problems.append("the views give other numbers")
-        if sum(len(t) for t in by_worker.values()) != args.tasks:
+        if args.kill_worker:
+            if not killed:
+                problems.append("worker-1 never held a task's lease, so nothing was killed mid-task")
+            elif not requeued:
+                problems.append("the killed worker's task was never queued again")
+        elif sum(len(t) for t in by_worker.values()) != args.tasks:
             problems.append("tasks ran on more than one worker, or on none")
         for problem in problems:
             say(f"FAILED: {problem}")

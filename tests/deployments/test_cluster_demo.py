@@ -21,3 +21,15 @@ def test_the_cluster_demo_spreads_tasks_over_two_workers_and_matches_the_embedde
     ran_by = {w: int(n) for w, n in re.findall(r"(worker-\d) ran (\d+) task", out)}
     assert sorted(ran_by) == ["worker-1", "worker-2"] and min(ran_by.values()) >= 1 and sum(ran_by.values()) == 4
     assert "OK: 4 tasks over 2 workers, every fact once" in out
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_task_and_started_again_completes_the_run_with_every_fact_once():
+    ran = subprocess.run([sys.executable, str(REPO / "scripts/cluster_demo.py"), "--tasks", "4", "--iterations", "2",
+                          "--kill-worker"], capture_output=True, text=True, timeout=1800)
+    out = ran.stdout
+    assert ran.returncode == 0, out[-6000:] + ran.stderr[-4000:]
+    assert re.search(r"worker-1 and \d+ process\(es\) under it killed \(SIGKILL\) while it evolved a task", out)
+    assert re.search(r"lost its worker \(the task's lease expired", out)  # noticed by its lease, queued again
+    assert "RunBusy" not in out and "never took the task's lease" not in out  # no live flow run was taken for lost
+    assert "OK: 4 tasks over 2 workers, every fact once" in out
