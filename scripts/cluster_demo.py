@@ -4,7 +4,10 @@
 
 1. starts PostgreSQL (``scripts/postgres.sh``) and a Prefect server whose state is in it;
 2. registers evoci's deployments on a ``process`` work pool (``evoci deploy``);
-3. starts two workers, each with its own evoci home and Prefect home (two "hosts");
+3. starts two workers, each with its own evoci home and Prefect home (two "hosts"); worker-2 in
+   its own network namespace (``unshare --net``) where only loopback exists and the Prefect API
+   and PostgreSQL are reached through Unix-socket bridges (``--no-netns`` leaves it out); like an
+   air-gapped host it installs the tasks' packages from a wheelhouse downloaded for it first;
 4. runs a dataset of generated tasks with ``--task-deployment``: every task is a flow run that
    either worker may take; every fact goes to the PostgreSQL store;
 5. prints which worker ran each task (the home that holds its workspace);
@@ -30,6 +33,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -75,6 +79,61 @@ def wait_healthy(api: str, proc: subprocess.Popen, timeout_s: float = 180) -> No
             pass
         time.sleep(1)
     raise RuntimeError(f"the Prefect server did not answer at {api} within {timeout_s:.0f} s")
+
+
+def pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (dst, src):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def unix_to_tcp(path: Path, port: int) -> None:
+    """Serve the Unix socket ``path`` as a door to 127.0.0.1:``port`` of this namespace, in threads."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(64)
+
+    def serve() -> None:
+        while True:
+            client, _ = listener.accept()
+            upstream = socket.create_connection(("127.0.0.1", port))
+            threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def inside_netns(argv: list[str]) -> None:
+    """In worker-2's network namespace: loopback up, a bridge per door, proof nothing else is reachable, the worker.
+
+    ``argv``: CANARY_PORT (SOCKET PORT)... -- WORKER COMMAND...
+    """
+    from evoci.gateway import bridge
+
+    cut = argv.index("--")
+    canary, doors = int(argv[0]), argv[1:cut]
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for path, port in zip(doors[::2], doors[1::2]):
+        listener = bridge.listen(int(port))
+        if os.fork() == 0:  # a child serves the door for as long as the namespace lives
+            os.setsid()
+            bridge.serve(listener, path)
+        listener.close()
+    try:
+        socket.create_connection(("127.0.0.1", canary), timeout=3).close()
+        print(f"NETNS LEAK: 127.0.0.1:{canary} of the machine is reachable", flush=True)
+        sys.exit(3)
+    except OSError:
+        print(f"network namespace: 127.0.0.1:{canary} of the machine is out of reach; only the doors answer", flush=True)
+    os.execvp(argv[cut + 1], argv[cut + 1:])
 
 
 def descendants(pid: int) -> list[int]:
@@ -136,6 +195,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the state folder (logs, homes) afterwards")
     parser.add_argument("--kill-worker", action="store_true",
                         help="SIGKILL worker-1 and its flow runs mid-task, then start it again")
+    parser.add_argument("--no-netns", action="store_true", help="run worker-2 in the machine's network namespace")
     args = parser.parse_args()
     lost = {"EVOCI_LEASE_TTL_S": "12", "EVOCI_POOL_POLL_S": "2"} if args.kill_worker else {}
 
@@ -169,22 +229,45 @@ def main() -> int:
                         "--max-iterations", str(args.iterations)], env=client_env, check=True)
 
         workers, processes = {}, {}
+        # worker-2's "host": a network namespace whose only doors are the API and the store.
+        canary = socket.socket()
+        canary.bind(("127.0.0.1", 0))
+        canary.listen(1)  # a port of the machine that worker-2 must not reach
+        doors = [str(canary.getsockname()[1])]
+        offline: dict[str, str] = {}
+        if not args.no_netns:
+            from evoci.sandbox import resolve_environment
+
+            wheels = state / "wheels"  # what an air-gapped host is given: the harness packages, as wheels
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                            "--only-binary", ":all:", "-d", str(wheels), *resolve_environment({}).requirements],
+                           check=True)
+            offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
+            pg_port = int(store.rsplit(":", 1)[1].split("/", 1)[0])
+            pg_socket = Path((pg_state / "cluster-dir").read_text().strip()) / f".s.PGSQL.{pg_port}"
+            unix_to_tcp(state / "api.sock", port)
+            doors += [str(state / "api.sock"), str(port), str(pg_socket), str(pg_port)]
 
         def start_worker(name: str) -> None:
             home = state / name
             home.mkdir(exist_ok=True)
             log = open(state / f"{name}.log", "a")
             env = quiet_env(PREFECT_API_URL=api, PREFECT_HOME=str(home / "prefect"), EVOCI_HOME=str(home / "evoci"),
-                            **lost)
+                            **lost, **(offline if name == "worker-2" else {}))
             workers[name] = home / "evoci"
-            processes[name] = subprocess.Popen([PREFECT, "worker", "start", "--pool", POOL, "--name", name,
-                                                "--limit", str(args.limit)], stdout=log, stderr=subprocess.STDOUT,
-                                               env=env, cwd=home, start_new_session=True)
+            command = [PREFECT, "worker", "start", "--pool", POOL, "--name", name, "--limit", str(args.limit)]
+            if name == "worker-2" and not args.no_netns:
+                command = ["unshare", "--net", "--map-root-user", "--", sys.executable, __file__, "_netns", *doors,
+                           "--", *command]
+            processes[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home,
+                                               start_new_session=True)
             started.append(processes[name])
 
         for name in ("worker-1", "worker-2"):
             start_worker(name)
-        say("two workers polling the pool, each with its own home")
+        say("two workers polling the pool, each with its own home" +
+            ("" if args.no_netns else "; worker-2 in its own network namespace (loopback only; two doors: the API "
+                                      "and PostgreSQL, over Unix sockets)"))
 
         dataset = write_dataset(state / "tasks", args.tasks, args.iterations)
         started_at = time.monotonic()
@@ -202,7 +285,7 @@ def main() -> int:
             running.wait()
         ran = subprocess.CompletedProcess(running.args, running.returncode)
         said = run_log.read_text()
-        sys.stdout.write(said)
+        print("\n".join(line.rstrip() for line in said.splitlines()), flush=True)
         requeued = said.count("lost its worker")
         say(f"the run across workers took {time.monotonic() - started_at:.1f} s (exit {ran.returncode}); "
             f"{requeued} task(s) queued again after a lost worker")
@@ -226,6 +309,8 @@ def main() -> int:
             problems.append(f"the run across workers exited {ran.returncode}")
         if any(not tasks for tasks in by_worker.values()):
             problems.append("a worker ran no task")
+        if not args.no_netns and "is out of reach" not in (state / "worker-2.log").read_text():
+            problems.append("worker-2 did not prove its network namespace (see worker-2.log)")
         if cluster_counts != embedded_counts:
             problems.append("the row counts differ (facts lost or doubled)")
         if cluster_numbers != embedded_numbers:
@@ -259,4 +344,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["_netns"]:
+        inside_netns(sys.argv[2:])
     sys.exit(main())

@@ -21,6 +21,7 @@ def test_the_cluster_demo_spreads_tasks_over_two_workers_and_matches_the_embedde
     ran_by = {w: int(n) for w, n in re.findall(r"(worker-\d) ran (\d+) task", out)}
     assert sorted(ran_by) == ["worker-1", "worker-2"] and min(ran_by.values()) >= 1 and sum(ran_by.values()) == 4
     assert "OK: 4 tasks over 2 workers, every fact once" in out
+    assert "worker-2 in its own network namespace (loopback only; two doors" in out  # and it proved it, or FAILED
 
 
 @pytest.mark.slow
