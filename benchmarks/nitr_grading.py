@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evoci.cli import _selection
+from evoci.cli_common import selection
 from evoci.nitr.conformance import official_copy, run_evoci, run_official, run_preflight
 from evoci.nitr.loader import load_suite
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--python", default="python3")
     args = parser.parse_args(argv)
-    select = _selection(args.select or ["id=001,008,026,030"])
+    select = selection(args.select or ["id=001,008,026,030"])
     probes = load_suite(args.checkout.absolute(), select).probes
     totals: dict[str, list[float]] = {"cpp": [0.0, 0.0], "python": [0.0, 0.0]}
     with tempfile.TemporaryDirectory(prefix="nitr-bench-") as tmp:

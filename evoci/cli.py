@@ -10,112 +10,28 @@
     evoci trajectory RUN TASK ITER  what the agents did in one iteration
     evoci agents install|list       the agent CLIs evoci runs (see evoci/agents/cli.py)
     evoci server | serve | retry    operate from the Prefect UI (see evoci/cli_ops.py)
+
+The parser is built from registered modules: each of ``COMMANDS`` adds its commands
+(``register(sub)``), and each protocol of ``PROTOCOL_CLIS`` adds its own options to ``run`` and
+``demo`` (``add_run_options(p)``) and runs its datasets (``cmd_run(args)``). What they share lives
+in ``evoci.cli_common``; none of them imports this module.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import importlib
 import sys
 from pathlib import Path
 
+from evoci.cli_common import (prefect_defaults, recorded, results_db, results_options, run_config, run_options,
+                              selection)
 
-def _prefect_defaults(verbose: bool, command: str = "") -> None:
-    """Settings Prefect reads at import: quiet, patient with the ephemeral server's start-up.
-
-    Without -v, ``run`` and ``demo`` show only evoci's own lines: each task's progress and how it
-    ended, bad dataset lines and the score table. Prefect's console logs (failed runs come with
-    full tracebacks) appear with -v, and always in the Prefect UI.
-    """
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    if not verbose:
-        level = "CRITICAL" if command in ("run", "demo") else "WARNING"
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", level)
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_FLOW_RUNS_LEVEL", level)
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_TASK_RUNS_LEVEL", level)
-
-
-def _parse_options(items: list[str] | None, flag: str) -> dict[str, object]:
-    import json
-
-    options: dict[str, object] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"evoci: {flag} takes KEY=VALUE, got {item!r}")
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return options
-
-
-def _config(args: argparse.Namespace, protocol: str = "swe-ci"):
-    """The run's config from the options (a preset agent, --agent claude-code …, resolved for ``protocol``);
-    a value pydantic refuses is an InputError naming it."""
-    from pydantic import ValidationError
-
-    from evoci.errors import InputError
-
-    try:
-        return _make_config(args, protocol)
-    except ValidationError as exc:  # e.g. a --run-id that is not a folder name
-        problems = "; ".join(str(e["ctx"]["error"]) if e["type"] == "value_error"  # says its field itself
-                             else f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InputError(problems) from None
-
-
-def _make_config(args: argparse.Namespace, protocol: str):
-    from evoci.agents.cli_agent import resolve
-    from evoci.domain import AgentConfig, RunConfig, SandboxConfig
-
-    agent_options = _parse_options(args.agent_option, "--agent-option")
-    architect = AgentConfig(kind=args.architect_agent or args.agent, model=args.architect_model or args.model,
-                            options=agent_options)
-    programmer = AgentConfig(kind=args.programmer_agent or args.agent, model=args.programmer_model or args.model,
-                             options=agent_options)
-    if protocol == "swe-ci":
-        architect = resolve(architect, protocol)
-    programmer = resolve(programmer, protocol)
-    if args.architect_block:
-        architect = _from_model_block(args.architect_block)
-    if args.programmer_block:
-        programmer = _from_model_block(args.programmer_block)
-    sandbox = SandboxConfig(kind=args.sandbox, options=_parse_options(args.sandbox_option, "--sandbox-option"))
-    if args.sandbox_block:
-        from evoci.blocks.sandbox import SandboxBlock
-
-        sandbox = SandboxBlock.load(args.sandbox_block).config()
-    return RunConfig(
-        protocol=protocol, run_id=args.run_id, max_iterations=args.max_iterations, architect=architect,
-        programmer=programmer, sandbox=sandbox,
-        test_timeout_s=args.test_timeout, concurrency=args.concurrency,
-        code_quality=getattr(args, "code_quality", False),
-        attempts=args.attempts, grade_every_step=args.grade_every_step,
-    )
-
-
-def _selection(items: list[str] | None) -> dict[str, list[str]]:
-    """``--select KEY=VALUE`` items as key → accepted values (a key given twice accepts either value)."""
-    select: dict[str, list[str]] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"evoci: --select takes KEY=VALUE (id, language, dimension, granularity), got {item!r}")
-        select.setdefault(key, []).extend(v for v in value.split(",") if v)
-    return select
-
-
-def _from_model_block(name: str):
-    """An llm AgentConfig naming a saved ModelBlock; its settings (not its key) go on record."""
-    from evoci.blocks.model import ModelBlock
-    from evoci.domain import AgentConfig
-
-    block = ModelBlock.load(name)
-    return AgentConfig(kind="llm", model=block.model,
-                       options={"model_block": name, "block_settings": block.config().model_dump(mode="json")})
+# Modules that register commands of their own: register(sub).
+COMMANDS = ("evoci.sandbox.docker.cli", "evoci.cli_ops", "evoci.cli_curate", "evoci.nitr.cli", "evoci.agents.cli")
+# Protocols whose datasets `evoci run` hands over whole: add_run_options(p), cmd_run(args) -> exit code.
+# SWE-CI and NITR run here, through the benchmark and nitr flows (``_run_claimed``).
+PROTOCOL_CLIS = {"swe-evo": "evoci.swe_evo.cli", "swe-bench-cl": "evoci.swe_bench_cl.cli"}
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -125,13 +41,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     protocol = detect_protocol(args.dataset, args.protocol)  # from whole records, never a file's first bytes
     if protocol == "nitr" and not args.dataset.startswith("nitr"):
         args.dataset = f"nitr:{args.dataset}"
-    check_run_config(_config(args, protocol))  # before anything is recorded
-    if protocol == "swe-evo":
-        return cmd_run_swe_evo(args)
-    if protocol == "swe-bench-cl":
-        from evoci.swe_bench_cl.cli import cmd_run_continual
-
-        return cmd_run_continual(args, _config(args, "swe-bench-cl"))
+    check_run_config(run_config(args, protocol))  # before anything is recorded
+    if protocol in PROTOCOL_CLIS:
+        return importlib.import_module(PROTOCOL_CLIS[protocol]).cmd_run(args)
     from evoci.datasets import dataset_name
     from evoci.identity import check_run
     from evoci.report import console_for_output
@@ -149,12 +61,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(f"[red]{exc}[/]")
             return 2
     nitr = protocol == "nitr"
-    config = _config(args, "nitr" if nitr else "swe-ci")
+    config = run_config(args, "nitr" if nitr else "swe-ci")
     name = dataset_name(args.dataset)
     if nitr:
         from evoci.nitr.suites import run_dataset_name, selected_suite
 
-        name = run_dataset_name(args.dataset, selected_suite(args.dataset, _selection(args.select)))
+        name = run_dataset_name(args.dataset, selected_suite(args.dataset, selection(args.select)))
     else:
         from evoci.datasets import load_dataset
         from evoci.settings import Paths
@@ -194,7 +106,7 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
             if nitr:
                 from evoci.flows.nitr import nitr as nitr_flow
 
-                nitr_flow(args.dataset, config, select=_selection(args.select), home=run.home, db=run.db)
+                nitr_flow(args.dataset, config, select=selection(args.select), home=run.home, db=run.db)
             else:
                 summaries = benchmark(args.dataset, config, home=run.home, db=run.db,
                                       task_deployment=getattr(args, "task_deployment", None))
@@ -208,88 +120,6 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
     if recorded(run.db, run.run_id):
         print_report(run.db, run.run_id, console=console)
     code = exit_code(run.db, run.run_id, console, refused=refused)
-    return 1 if failed else code
-
-
-def recorded(db: Path | str, run_id: str) -> bool:
-    """Whether ``run_id`` is in ``db`` (a run that failed before its claim has no scores to show)."""
-    from evoci.settings import location
-    from evoci.store import reading
-
-    db = location(db)
-    if isinstance(db, Path) and not db.exists():
-        return False
-    with reading(db, run_id=run_id) as con:
-        return con.execute("select count(*) from runs where run_id = ?", [run_id]).fetchone()[0] > 0
-
-
-def results_db(args: argparse.Namespace) -> Path | str:
-    """The results store a reading command uses: the same defaults as ``evoci run`` (--db/--store,
-    else $EVOCI_STORE or $EVOCI_DB, else <--home or $EVOCI_HOME or ./.evoci>/evoci.duckdb). Pending
-    spooled facts of a DuckDB file are written first, so what is read is complete."""
-    from evoci.settings import Paths
-    from evoci.store import Facts
-
-    db = Paths.of(args.home).results_db(args.db)
-    if isinstance(db, Path) and db.exists():
-        Facts(db).flush()
-    return db
-
-
-def cmd_run_swe_evo(args: argparse.Namespace) -> int:
-    """SWE-EVO: one agent (or a predictions file) per instance, graded; then the rates."""
-    from evoci.domain import AgentConfig
-    from evoci.errors import InputError, LeaseLost, RunBusy
-    from evoci.flows.swe_evo import swe_evo
-    from evoci.report import console_for_output
-
-    console = console_for_output()
-    config = _config(args, "swe-evo")
-    if args.predictions:
-        path = Path(args.predictions).absolute()
-        if not path.is_file():
-            raise SystemExit(f"evoci: predictions file {args.predictions} not found")
-        config = config.model_copy(update={"programmer": AgentConfig(kind="predictions", options={"path": str(path)})})
-    judge = None
-    if args.judge_model:
-        judge = AgentConfig(kind="llm", model=args.judge_model, options=_parse_options(args.judge_option, "--judge-option"))
-    agent = config.programmer.kind
-    console.print(f"[bold]evoci[/] SWE-EVO — dataset {args.dataset}, agent {agent}, sandbox {config.sandbox.kind}")
-    from evoci import ephemeral
-
-    ephemeral.start()
-    failed = False
-    try:
-        summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge,
-                            environments=args.environments)
-    except (InputError, RunBusy, LeaseLost):
-        # refused before anything ran (a changed config under this run id, an empty dataset), or another
-        # process writes this run: its results are not this command's to show
-        raise
-    except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped
-        console.print(f"[red]run ended with failures:[/] {exc}")
-        summaries, failed = [], True
-    return print_run_report(args, "swe-evo", summaries, failed, console, "no instance could be loaded")
-
-
-def print_run_report(args: argparse.Namespace, protocol: str, summaries: list, failed: bool, console,
-                     nothing: str) -> int:
-    """The report of the run a command just ran, with its skipped records, also when nothing loaded or it failed."""
-    from evoci.digest import last_finished_run_id
-    from evoci.report import print_report
-    from evoci.settings import Paths
-    from evoci.verdict import exit_code
-
-    db = Paths.of(args.home).results_db(args.db)
-    run_id = summaries[0].run_id if summaries else (last_finished_run_id(db, protocol) if not isinstance(db, Path) or db.exists() else None)
-    if run_id is not None:
-        print_report(db, run_id, console=console)
-    if not summaries and not failed:
-        console.print(f"[red]{nothing}[/] (each record's reason is listed above as skipped)")
-        return 1
-    if run_id is None:
-        return 1
-    code = exit_code(db, run_id, console)
     return 1 if failed else code
 
 
@@ -326,61 +156,12 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
     return print_trajectory(results_db(args), args.run_id, args.task_id, args.iteration, role=args.role)
 
 
-def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", default="replay", help="who plays architect and programmer: replay, llm, command, or an "
-                   "agent CLI: claude-code, codex, opencode, mini-swe-agent, aider (install with `evoci agents install`); "
-                   "SWE-EVO also: gold, empty; NITR also: reference, api (default: replay, the real history)")
-    p.add_argument("--architect-agent", metavar="AGENT", help="the architect's agent (default: --agent)")
-    p.add_argument("--programmer-agent", metavar="AGENT", help="the programmer's agent (default: --agent)")
-    p.add_argument("--model", help="model for both roles (llm agent)")
-    p.add_argument("--architect-model", help="model for the architect (default: --model)")
-    p.add_argument("--programmer-model", help="model for the programmer (default: --model)")
-    p.add_argument("--architect-block", metavar="NAME", help="a saved evoci-model Prefect block for the architect")
-    p.add_argument("--programmer-block", metavar="NAME", help="a saved evoci-model Prefect block for the programmer")
-    p.add_argument("--agent-option", action="append", metavar="KEY=VALUE", help="agent setting, e.g. provider=anthropic (repeatable)")
-    p.add_argument("--max-iterations", type=int, default=20, metavar="N", help="most CI iterations per task (default: 20)")
-    p.add_argument("--sandbox", default="local", help="where agents and tests run: local (bubblewrap), docker, or host (no isolation: "
-                   "only for agents you trust; recorded with the run) (default: local)")
-    p.add_argument("--sandbox-option", action="append", metavar="KEY=VALUE", help="sandbox setting, e.g. memory=2g (repeatable)")
-    p.add_argument("--sandbox-block", metavar="NAME", help="take kind and options from a saved evoci-sandbox Prefect block")
-    p.add_argument("--test-timeout", type=float, default=3600.0, metavar="SECONDS", help="kill a test run after this long (default: 3600)")
-    p.add_argument("--concurrency", type=int, default=2, help="tasks evolved at once (default: 2)")
-    p.add_argument("--code-quality", action="store_true",
-                   help="measure each codebase with radon and pylint against the oracle (seconds per codebase)")
-    p.add_argument("--select", action="append", metavar="KEY=VALUE",
-                   help="NITR: keep probes by id, language, dimension or granularity, e.g. dimension=D2 (repeatable)")
-    p.add_argument("--attempts", type=int, default=1, metavar="K", help="NITR: attempts per probe; SWE-Bench-CL: attempts per cell (default: 1)")
-    p.add_argument("--grade-every-step", action="store_true", help="NITR: also grade intermediate steps (diagnostic)")
-    p.add_argument("--run-id", help="name the run (default: derived from dataset and config, so re-running resumes)")
-    p.add_argument("--protocol", choices=["swe-ci", "swe-evo", "swe-bench-cl", "nitr"], help="default: recognised from "
-                   "every record's fields — swe-evo for SWE-bench-format records (and `swe-evo-demo`), swe-bench-cl for a "
-                   "curriculum JSON (and `swe-bench-cl-demo`), nitr for `nitr`/`nitr:<checkout>`, swe-ci for tasks")
-    p.add_argument("--repos", metavar="DIR", help="SWE-EVO: folder of local clones (<owner>__<name>) for records without repo_path")
-    p.add_argument("--predictions", metavar="FILE", help="SWE-EVO: grade an OpenHands output.jsonl or SWE-agent preds.json as-is")
-    p.add_argument("--judge-model", metavar="MODEL", help="SWE-EVO: label each unresolved instance with the paper's "
-                   "failure taxonomy, judged by this model")
-    p.add_argument("--judge-option", action="append", metavar="KEY=VALUE", help="judge model setting, e.g. provider=anthropic")
-    from evoci.swe_bench_cl.cli import add_options as add_continual_options
-
-    add_continual_options(p)
-    _results_options(p)
-
-
-def _results_options(p: argparse.ArgumentParser) -> None:
-    """--home, --db and -v, with the same defaults for every command that writes or reads results."""
-    p.add_argument("--home", help="evoci's folder for workspaces and results (default: $EVOCI_HOME or ./.evoci)")
-    p.add_argument("--db", "--store", dest="db", metavar="FILE|URL",
-                   help="results store: a DuckDB file, or a PostgreSQL server (postgresql://…) that many processes "
-                        "and hosts write at once (default: $EVOCI_STORE, $EVOCI_DB or <home>/evoci.duckdb)")
-    p.add_argument("-v", "--verbose", action="store_true", help="show Prefect's logs and full tracebacks")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evoci", description="Measure how well coding agents maintain software.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="evolve the built-in demo task with the human-replay agent and print its scores")
-    _run_options(demo)
+    _all_run_options(demo)
     demo.set_defaults(func=cmd_run, dataset="demo")
 
     run = sub.add_parser("run", help="evolve every task of a dataset")
@@ -391,12 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="SWE-CI: run each task as a flow run of this deployment on a work pool, so any worker "
                           "(on any host) takes it; needs --store postgresql://… (see `evoci deploy`)")
     run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
-    _run_options(run)
+    _all_run_options(run)
     run.set_defaults(func=cmd_run)
 
     sql = sub.add_parser("sql", help="query the results database, read-only")
     sql.add_argument("query", help='e.g. "select * from evoscore(gamma := 1.5)"')
-    _results_options(sql)
+    results_options(sql)
     sql.add_argument("--format", choices=["table", "csv", "json"], default="table")
     sql.add_argument("--allow-files", action="append", metavar="DIR",
                      help="let the query read files under DIR (read_csv, read_json, …); nothing is ever written (repeatable)")
@@ -405,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="a run's scores")
     report.add_argument("--run-id", help="default: the latest run")
     report.add_argument("--gamma", type=float, default=1.0, help="EvoScore's γ (default: 1)")
-    _results_options(report)
+    results_options(report)
     report.add_argument("--html", metavar="FILE", help="write the run's summary, tables and plots to one self-contained HTML file")
     report.set_defaults(func=cmd_report)
 
@@ -414,34 +195,29 @@ def build_parser() -> argparse.ArgumentParser:
     traj.add_argument("task_id")
     traj.add_argument("iteration", type=int)
     traj.add_argument("--role", choices=["architect", "programmer"])
-    _results_options(traj)
+    results_options(traj)
     traj.set_defaults(func=cmd_trajectory)
 
-    try:
-        from evoci.sandbox.docker.cli import register as register_docker
-    except ImportError:
-        register_docker = None
-    if register_docker:
-        register_docker(sub)
-    from evoci.cli_ops import register as register_ops
-
-    register_ops(sub)
-    from evoci.cli_curate import register as register_curate
-
-    register_curate(sub)
-    from evoci.nitr.cli import register as register_nitr
-
-    register_nitr(sub)
-
-    from evoci.agents.cli import register as register_agents
-
-    register_agents(sub)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # the docker sandbox's commands need the docker SDK
+            if name != "evoci.sandbox.docker.cli":
+                raise
+            continue
+        module.register(sub)
     return parser
+
+
+def _all_run_options(p: argparse.ArgumentParser) -> None:
+    run_options(p)
+    for name in PROTOCOL_CLIS.values():
+        importlib.import_module(name).add_run_options(p)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _prefect_defaults(getattr(args, "verbose", False), args.command)
+    prefect_defaults(getattr(args, "verbose", False), args.command)
     from evoci import interrupt
 
     interrupt.install()  # SIGINT and SIGTERM stop every node within seconds (evoci/interrupt.py)

@@ -14,6 +14,8 @@ import argparse
 import os
 import sys
 
+from evoci.cli_common import run_config, run_options
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4200
 
@@ -92,7 +94,6 @@ def require_server(url: str) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from evoci.cli import _config
     from evoci.deployments.serve import BENCHMARK, CONTINUAL, EVOLVE, SWE_EVO, serve_deployments
 
     url = api_url(args.api)
@@ -105,7 +106,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
           f"{evolve}, {evo}, {cl} and nitr/{args.name or 'on-demand'} on {ui} — Ctrl-C stops (and pauses the schedule)",
           file=sys.stderr)
     with temporary_settings(updates={PREFECT_API_URL: url}):
-        serve_deployments(dataset=args.dataset, config=_config(args), cron=cron, timezone=args.timezone,
+        serve_deployments(dataset=args.dataset, config=run_config(args), cron=cron, timezone=args.timezone,
                           home=args.home, db=args.db, name=args.name, limit=args.limit, poll_seconds=args.poll_seconds)
     return 0
 
@@ -113,7 +114,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_deploy(args: argparse.Namespace) -> int:
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from evoci.cli import _config
     from evoci.deployments.serve import deploy_to_pool
     from evoci.errors import InputError
     from evoci.store.postgres import is_postgres
@@ -124,7 +124,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     url = api_url(args.api)
     require_server(url)
     with temporary_settings(updates={PREFECT_API_URL: url}):
-        names = deploy_to_pool(args.pool, store=args.db, name=args.name, dataset=args.dataset, config=_config(args))
+        names = deploy_to_pool(args.pool, store=args.db, name=args.name, dataset=args.dataset, config=run_config(args))
     print(f"evoci: registered {', '.join(names)} on work pool {args.pool!r}; start a worker on each host with "
           f"`EVOCI_HOME=<its folder> prefect worker start --pool {args.pool} --limit <tasks at once>`, then "
           f"`evoci run DATASET --store … --task-deployment evolve/{args.name}`")
@@ -159,7 +159,6 @@ def cmd_store_copy(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from evoci.cli import _run_options
     from evoci.deployments.serve import NIGHTLY
 
     server = sub.add_parser("server", help="start a local Prefect server and its UI (SQLite; Ctrl-C stops it)")
@@ -175,7 +174,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     deploy.add_argument("--pool", required=True, help="a `process` work pool (created if missing)")
     deploy.add_argument("--name", default="pool", help="the deployments' name: evolve/NAME, benchmark/NAME, … (default: pool)")
     deploy.add_argument("--api", help="Prefect API URL (default: $PREFECT_API_URL or http://127.0.0.1:4200/api)")
-    _run_options(deploy)  # its --store is the PostgreSQL results store every worker writes
+    run_options(deploy)  # its --store is the PostgreSQL results store every worker writes
     deploy.set_defaults(func=cmd_deploy)
 
     store = sub.add_parser("store", help="manage results stores").add_subparsers(dest="store_command", required=True)
@@ -194,7 +193,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--limit", type=int, help="most flow runs at once (default: Prefect's, 5)")
     serve.add_argument("--poll-seconds", type=float, help="how often to look for runs to start (default: Prefect's, 10)")
     serve.add_argument("--api", help="Prefect API URL (default: $PREFECT_API_URL or http://127.0.0.1:4200/api)")
-    _run_options(serve)
+    run_options(serve)
     serve.set_defaults(func=cmd_serve)
 
     retry = sub.add_parser("retry", help="retry a failed deployment run as the UI's Retry button does")

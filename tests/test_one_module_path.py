@@ -27,3 +27,11 @@ def test_no_code_or_test_imports_a_top_level_folder_by_its_own_name():
     offenders = [str(path.relative_to(ROOT)) for top in ("evoci", "tests", "scripts", "benchmarks", *FOLDERS)
                  for path in (ROOT / top).rglob("*.py") if pattern.search(path.read_text(errors="replace"))]
     assert offenders == []
+
+
+def test_no_command_module_imports_the_cli_that_registers_it():
+    """``evoci.cli`` registers the others; they share ``evoci.cli_common`` and never import it back."""
+    pattern = re.compile(r"^\s*(from\s+evoci\.cli\s+import|import\s+evoci\.cli(\s|$))", re.MULTILINE)
+    offenders = [str(path.relative_to(ROOT)) for top in ("evoci", "scripts", "benchmarks", *FOLDERS)
+                 for path in (ROOT / top).rglob("*.py") if pattern.search(path.read_text(errors="replace"))]
+    assert offenders == []

@@ -13,12 +13,13 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from evoci.cli_common import selection
+
 
 def cmd_conformance(args: argparse.Namespace) -> int:
-    from evoci.cli import _selection
     from evoci.nitr.conformance import compare, summary
 
-    results, unloaded = compare(Path(args.checkout), python=args.python, select=_selection(args.select),
+    results, unloaded = compare(Path(args.checkout), python=args.python, select=selection(args.select),
                                 timeout=args.timeout, progress=lambda line: print(line, flush=True))
     print(summary(results, unloaded))
     if args.json:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 
+from evoci.cli_common import print_run_report, run_config
 
-def add_options(p: argparse.ArgumentParser) -> None:
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matrix", choices=["full", "core"], default="full",
                    help="SWE-Bench-CL: re-test every seen issue after each one (full: N + (N-1) + N(N+1)/2 cells) or "
                         "only the cells ACC/FT/BWT/AULC/CL-P need (core: 4N-2 cells) (default: full)")
@@ -22,19 +24,16 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedding-model", help="SWE-Bench-CL: the embeddings endpoint's model")
     p.add_argument("--embedding-url", help="SWE-Bench-CL: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--embedding-dim", type=int, default=256, help="SWE-Bench-CL: vector size (default: 256)")
-    p.add_argument("--environments", metavar="FILE", help="SWE-EVO and SWE-Bench-CL: environment specs added to or "
-                   "overriding evoci's ({\"owner/name\": [{\"versions\": [...], \"python\": ..., \"packages\": [...]}]}); "
-                   "SWE-Bench-CL also takes SWE-bench-style records (instance_id, version, test_cmds, log_parser, ...)")
 
 
-def cmd_run_continual(args: argparse.Namespace, config) -> int:
-    from evoci.cli import print_run_report
+def cmd_run(args: argparse.Namespace) -> int:
     from evoci.errors import InputError, LeaseLost, RunBusy
     from evoci.flows.continual import continual
     from evoci.report import console_for_output
     from evoci.swe_bench_cl.embedding import EmbeddingConfig
     from evoci.swe_bench_cl.memory import MemoryConfig
 
+    config = run_config(args, "swe-bench-cl")
     console = console_for_output()
     memory = MemoryConfig(enabled=not args.no_memory, top_k=args.top_k, token_budget=args.memory_tokens)
     embedding = EmbeddingConfig(kind=args.embedding, model=args.embedding_model, base_url=args.embedding_url,

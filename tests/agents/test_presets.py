@@ -148,11 +148,12 @@ def test_preset_options_are_checked_by_name(tools):
 
 def test_per_role_agents(tools, tmp_path):
     fake_install(tools, "aider", PINNED["aider"])
-    from evoci.cli import _config, build_parser
+    from evoci.cli import build_parser
+    from evoci.cli_common import run_config
 
     args = build_parser().parse_args(["run", "demo", "--architect-agent", "replay", "--programmer-agent", "aider",
                                       "--model", "gpt-5"])
-    config = _config(args)
+    config = run_config(args)
     assert config.architect.kind == "replay"
     assert config.programmer.kind == "command" and config.programmer.options["preset"]["name"] == "aider"
     assert os.path.basename(config.programmer.options["command"][0]) == "{program}"
