@@ -18,8 +18,9 @@
 ``--kill-worker`` loses a host mid-run: once worker-1 holds a task's lease (it is evolving that
 task), worker-1 and every process under it (the flow run, its sandboxes) get SIGKILL, and
 worker-1 is started again with the same home. The run's process sees the task's lease expire,
-marks the flow run Crashed and queues the task again (``evoci/deployments/pool.py``); the run
-must still end with every fact once and the embedded default's numbers. Leases last 12 s here
+marks the flow run Crashed and queues the task again (``evoci/deployments/pool.py``); so does a
+flow run worker-1 had claimed but not yet started, once it is 90 s without a lease. The run must
+still end with every fact once and the embedded default's numbers. Leases last 12 s here
 (``EVOCI_LEASE_TTL_S``) so the loss is noticed quickly.
 """
 
@@ -197,7 +198,10 @@ def main() -> int:
                         help="SIGKILL worker-1 and its flow runs mid-task, then start it again")
     parser.add_argument("--no-netns", action="store_true", help="run worker-2 in the machine's network namespace")
     args = parser.parse_args()
-    lost = {"EVOCI_LEASE_TTL_S": "12", "EVOCI_POOL_POLL_S": "2"} if args.kill_worker else {}
+    # Short leases and start grace, so the loss is noticed in seconds (a flow run worker-1 had
+    # claimed but not started when it died is never started: only the grace finds it).
+    lost = ({"EVOCI_LEASE_TTL_S": "12", "EVOCI_POOL_POLL_S": "2", "EVOCI_POOL_START_GRACE_S": "90"}
+            if args.kill_worker else {})
 
     sys.path.insert(0, str(REPO))
     from evoci.demo.generated import write_dataset
