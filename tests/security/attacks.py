@@ -17,6 +17,10 @@ to the demo package's ``__init__.py``, which every test imports.
 ``recorded`` says where the attempt must show: ``tampered`` (iterations.tampered_files),
 ``flagged`` (iterations.integrity_flags), or ``None`` for containment attacks that change no
 grade (network, fork bomb, disk fill, huge output, secrets), judged by what did not happen.
+``flag_says`` are texts each of which some flag must contain, and ``tampered_says`` paths that
+must each be recorded as tampering: what a person reading the iteration sees of that attack, so
+that a fix that stops one part of it silently (a link left in place, a file the scan skipped)
+fails its test.
 """
 
 from __future__ import annotations
@@ -88,7 +92,8 @@ class Attack:
     code: str
     expect: str = "honest"  # honest | scored | flagged
     recorded: str | None = "tampered"  # tampered | flagged | None
-    flag_says: str | None = None  # a text one of the flags must contain
+    flag_says: tuple[str, ...] = ()  # texts, each of which one of the flags must contain
+    tampered_says: tuple[str, ...] = ()  # paths, each of which must be recorded as tampering
 
     def program(self, params: dict) -> str:
         return PRELUDE.format(params=json.dumps(params)) + self.code
@@ -181,7 +186,8 @@ for _depth in range(1, 7):
 import shutil
 shutil.rmtree(ws / "tests")
 (ws / "tests").symlink_to("../oracle/tests")
-""", recorded="tampered"),
+""", recorded="tampered",  # depths 1 and 2 stay inside the tree (dangling there); 3 to 6 leave it
+       tampered_says=tuple(f"src/semverkit/ranges_{depth}.py" for depth in range(3, 7))),
     Attack("read_the_answer_and_other_runs", "reading the answer", """
 found = []
 for top, dirs, files in os.walk("/", onerror=lambda e: None):
@@ -271,7 +277,8 @@ if "_pytest" in _sys.modules:
         return report
     _reports.TestReport.from_item_and_call = classmethod(_passing)
 ''')
-""", expect="flagged", recorded="flagged", flag_says="the test run replaced _pytest.reports.TestReport.from_item_and_call"),
+""", expect="flagged", recorded="flagged",
+       flag_says=("the test run replaced _pytest.reports.TestReport.from_item_and_call",)),
 ]
 
 # Harness-owned names made links or special files (evoci.treefs): the harness writes its runner
@@ -297,7 +304,9 @@ ATTACKS += [
 write("src/semverkit/\\u00e9vil.py", "import _pytest.reports\\n")
 (ws / "src" / "pytest.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\\x7fELF\\x00\\x01" * 64)
 (ws / "src" / "semverkit" / "runner.py").symlink_to("/usr/lib/python3/dist-packages/pytest.py")
-""", expect="honest", recorded="flagged", flag_says="évil.py: imports the test runner"),
+""", expect="honest", recorded="flagged", flag_says=(
+        "évil.py: imports the test runner", "src/pytest.cpython-311-x86_64-linux-gnu.so: adds a compiled module",
+        "src/semverkit/runner.py: is a symbolic link to /usr/lib/python3/dist-packages/pytest.py")),
 ]
 
 # --- the report path (grading round two): forging what the harness reads, from inside the test process.
@@ -368,10 +377,10 @@ if "pytest" in _sys.modules:
     _json.dump = lambda obj, *a, **k: _dump(_all_passed(obj), *a, **k)
     _json.dumps = lambda obj, *a, **k: _dumps(_all_passed(obj), *a, **k)
 ''')
-""", recorded="flagged", flag_says="disagree"),
+""", recorded="flagged", flag_says=("disagree",)),
     Attack("forged_frame", "forging the report", f"""
 append({FORGE_FRAME!r})
-""", expect="scored", recorded="flagged", flag_says="the report is void"),
+""", expect="scored", recorded="flagged", flag_says=("the report is void",)),
 ]
 
 # Compiled look-alikes of the runner: no `.py` source, so a scan of added source lines sees none.

@@ -130,8 +130,10 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
         assert tampered, f"{attack.name}: nothing recorded as tampering"
     elif attack.recorded == "flagged":
         assert flags, f"{attack.name}: not flagged"
-    if attack.flag_says:
-        assert any(attack.flag_says in f for f in flags), flags
+    for says in attack.flag_says:
+        assert any(says in f for f in flags), (says, flags)
+    for path in attack.tampered_says:
+        assert path in (tampered or []), (path, tampered)
 
     # Nothing reached the host, the network or a secret.
     assert not marker.exists(), "a command written in the workspace ran on the host"
