@@ -359,6 +359,30 @@ if "pytest" in _sys.modules and not _os.environ.get("EVIL_COLLECTING"):
     _forge()
 '''
 
+# A report file and a matching tally, both forged by the test process (which knows the report's path from
+# its command line and holds the tally's pipe), which then kills itself: pytest never wrote that report.
+FORGE_REPORT_THEN_DIE = COLLECT_IDS + '''
+import json as _json, signal as _signal
+def _forge_and_die():
+    ids = _ids()
+    argv = open("/proc/self/cmdline", "rb").read().split(b"\\0")
+    if not ids or b"-c" not in argv or b"tally" not in argv[argv.index(b"-c") + 1]:
+        return  # not evoci's two-process launcher: python -I -B -c LAUNCHER root report n …
+    with open(argv[argv.index(b"-c") + 3], "w") as report:
+        _json.dump({"exitcode": 0, "tests": [{"nodeid": i, "outcome": "passed"} for i in ids]}, report)
+    tally = "".join(f"{w}\\tpassed\\t0\\t{i}\\n" for i in ids for w in ("setup", "call", "teardown"))
+    tally = (tally + "end\\t0\\t\\n").encode()
+    for fd in _os.listdir("/proc/self/fd"):
+        try:
+            if fd not in ("0", "1", "2") and "pipe:" in _os.readlink(f"/proc/self/fd/{fd}"):
+                _os.write(int(fd), tally)
+        except OSError:
+            pass
+    _os.kill(_os.getpid(), _signal.SIGKILL)
+if "pytest" in _sys.modules and not _os.environ.get("EVIL_COLLECTING"):
+    _forge_and_die()
+'''
+
 ATTACKS += [
     Attack("stdlib_report_rewrite", "forging the report", """
 append('''
@@ -381,6 +405,9 @@ if "pytest" in _sys.modules:
     Attack("forged_frame", "forging the report", f"""
 append({FORGE_FRAME!r})
 """, expect="scored", recorded="flagged", flag_says=("the report is void",)),
+    Attack("forged_report_then_kill", "forging the report", f"""
+append({FORGE_REPORT_THEN_DIE!r})
+""", expect="scored", recorded="flagged"),
 ]
 
 # Compiled look-alikes of the runner: no `.py` source, so a scan of added source lines sees none.
