@@ -79,17 +79,26 @@ if "pytest" in _sys.modules and not _os.environ.get("EVIL_COLLECTING"):
 """
 
 
-def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_nothing_and_is_flagged(tmp_path):
+@pytest.mark.parametrize("runner", ["launcher", "log-parsed"])
+def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_nothing_and_is_flagged(tmp_path, runner):
+    """``launcher``: the record's plain pytest command, run by evoci's launcher (nothing printed is read).
+    ``log-parsed``: the same command as a script (``cd . && pytest …``), as a django or sympy record's runner is
+    run: its output is parsed, so only the rule that a killed run is never graded stands between the printed
+    ``PASSED`` lines and a resolved instance."""
     from evoci.swe_evo.demo import build_swe_evo_demo
 
     dataset = build_swe_evo_demo(tmp_path / "demo")
     records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
     source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
     instance = "kvconf_0.1.0_0.2.0"
+    if runner == "log-parsed":
+        record = {**records[instance], "test_cmds": f"cd . && {records[instance]['test_cmds']}"}
+        dataset = dataset.parent / "script-runner.json"
+        dataset.write_text(json.dumps([record]))
     base = records[instance]["base_commit"]
     init = source.commit(base).tree["src/kvconf/__init__.py"].data_stream.read().decode()
     summary, db = _grade_prediction(tmp_path, instance, patch_setting(
-        source, base, {"src/kvconf/__init__.py": init + PRINT_AND_DIE}))
+        source, base, {"src/kvconf/__init__.py": init + PRINT_AND_DIE}), dataset=str(dataset))
     [(resolved, flags)] = query(db, "select resolved, flags from swe_evo_instances where run_id = ? and task_id = ?",
                                 [summary.run_id, instance])
     [(status, integrity)] = query(db, "select status, integrity_flags from iterations where run_id = ? and task_id = ?",
@@ -100,13 +109,14 @@ def test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_noth
     assert any("SIGKILL" in f and "not graded" in f for f in integrity), integrity
 
 
-def _grade_prediction(tmp_path, instance: str, patch: str):
-    """Grade one hostile prediction for ``instance`` through the real swe_evo flow; its summary and results file."""
+def _grade_prediction(tmp_path, instance: str, patch: str, dataset: str = "swe-evo-demo"):
+    """Grade one hostile prediction for ``instance`` of ``dataset`` through the real swe_evo flow; its summary and
+    results file."""
     preds = tmp_path / "preds.json"
     preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
     config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
                        test_timeout_s=300)
-    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    [summary, *_] = swe_evo(dataset, config, home=str(tmp_path / "home"))
     return summary, tmp_path / "home" / "evoci.duckdb"
 
 
