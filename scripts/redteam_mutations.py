@@ -1,0 +1,346 @@
+"""Prove that every grading-integrity fix is guarded: with the fix removed, its red-team test fails.
+
+    .venv/bin/python scripts/redteam_mutations.py                 # every mutation (about half an hour)
+    .venv/bin/python scripts/redteam_mutations.py --only forged_frame_accepted shadows_kept
+    .venv/bin/python scripts/redteam_mutations.py --list
+
+Each mutation names an attack class (as the red-team tables of docs/grading-integrity.md name
+it), the file that holds the fix, the exact source text of the fix (``old``) and what it becomes
+with the fix removed or disabled (``new``, as small as possible), and the red-team tests
+(``tests/security/``, through the real flows) that must then fail. For each one the script
+replaces ``old`` by ``new`` in place, runs those tests with pytest in a child process, and puts
+the file's original bytes (and modification time) back in a ``finally``, also when it is stopped
+with Ctrl-C or SIGTERM. A mutation is ``caught`` when every test it names fails (a failed test,
+or an error in a fixture's teardown: the outside canary of ``tests/security/conftest.py`` checks
+after the test), ``MISSED`` when any of them still passes, and ``error`` when the tests could not
+run (a setup error, a collection error) or ``old`` no longer matches the file.
+
+It edits the working tree, not a copy: evoci is installed editable (``scripts/venv.sh``), so the
+child pytest imports the mutated file. It refuses to start (exit 2) when a file it would mutate
+has uncommitted changes, and its child runs without writing bytecode, so no mutated ``.pyc`` can
+outlive the mutation. It runs the local (bubblewrap) sandbox only: every test id is a ``[local]``
+one or has no sandbox parameter, and ``-m "not docker"`` leaves out anything marked docker. Run
+one at a time: the tests share one machine's cores and the red-team lab's home.
+
+Prints a markdown table (mutation | class | file | tests | result | seconds); exits 1 if any
+mutation was MISSED or did not run, 0 when every one was caught.
+
+Fixes in layers. Some attacks are stopped by several independent fixes, each of which alone is
+enough: removing one changes nothing a test (or a user) can see. Such a mutation removes every
+layer at once (``also``: further edits of the same file; ``why`` names the layers). For
+``runner_config_written_through_link`` this was checked by building the grading tree with each
+layer alone: each kept the canary file intact and recorded the link; with none, the canary was
+written. Not mutated here, and why:
+
+- reading the answer, secrets, network egress, fork bomb, disk fill, huge output: contained by
+  the sandbox as a whole (namespaces, mounts, limits), not by one line of evoci;
+- ``python -I`` in the launch command and plugin autoloading off: layered with the grading tree,
+  which removes start-up hooks, package metadata and runner look-alikes (``startup_hooks_kept``,
+  ``conftest_kept`` and ``shadows_kept`` remove the tree's side);
+- NITR's ``.evoci``: cleared after each step (``evoci/nitr/agents.py``) and removed again as a link
+  leaving the tree (``tasks/nitr.py``), two layers in two files; the SWE-CI side of the class is
+  ``harness_dir_not_reclaimed``. The SWE-CI grading tree's own removal of ``.evoci`` is never
+  reached by an agent: the commit it is built from never holds ``.evoci``;
+- the channel's other rules (a second frame, text after the frame, a checksum): ``forged_frame``
+  kills the collector, so its one frame meets only the exit rule (``forged_frame_accepted``); the
+  others have unit tests (``tests/test_channel.py``);
+- a pure rename in a prediction's patch: the scan reads the new name from the ``diff --git``
+  header and again from ``rename to``; ``scan_binary_files`` removes the header's;
+- in SWE-EVO and SWE-Bench-CL, a plain pytest command goes through the launcher, which reads
+  nothing the tests print (by construction); what it reads, the report of a test process that
+  was killed, is ``killed_report_read``; a killed log-parsed run is ``killed_script_graded``;
+- NITR's infrastructure detection (a module exiting 126/127 is blamed on the sandbox only when
+  the harness's own lookup finds no such program) has unit tests (``tests/nitr/test_evaluator.py``),
+  no red-team test through the flow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REDTEAM = "tests/security/test_redteam.py::test_a_hostile_programmer_cannot_change_its_grade[local-{}]"
+LINKS = "tests/security/test_link_attacks.py::"
+SWE_EVO = "tests/security/test_swe_evo_attacks.py::"
+TIMEOUT_S = 3600  # one mutation's tests, all together
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One fix removed: ``old`` → ``new`` in ``file`` (and the ``also`` pairs, for a fix in layers)."""
+
+    name: str
+    attack_class: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest node ids; a bare name is an attack of the red-team table (its [local] test)
+    also: tuple[tuple[str, str], ...] = ()
+    why: str = ""
+
+    @property
+    def node_ids(self) -> list[str]:
+        return [t if "::" in t else REDTEAM.format(t) for t in self.tests]
+
+
+MUTATIONS = [
+    Mutation(
+        "runner_config_written_through_link", "harness-owned name made a link (SWE-EVO, SWE-Bench-CL)",
+        "evoci/swebench/tree.py",
+        "*treefs.write_file(path, RUNNER_CONFIG_FILE, clean),",
+        "*((path / RUNNER_CONFIG_FILE).write_text(clean) and ()),",
+        (LINKS + "test_swe_evo_predictions_with_links_where_the_grader_writes_are_graded_and_recorded[local]",
+         LINKS + "test_a_swe_bench_cl_agent_linking_the_runner_configuration_out_is_graded_and_recorded[local]"),
+        also=(("for name in (HARNESS_DIR, RUNNER_CONFIG_FILE):", "for name in (HARNESS_DIR,):"),
+              ("if treefs.link_leaves(root, path) or any(", "if any(")),
+        why="three layers, each enough alone: the harness's names removed first, links leaving the tree "
+            "removed, the configuration written without following a link",
+    ),
+    Mutation(
+        "harness_dir_not_reclaimed", "harness-owned name made a link / a special file", "evoci/workspace.py",
+        'if found in (None, "folder"):', "if True:",
+        ("harness_dir_link", "harness_dir_fifo"),
+    ),
+    Mutation(
+        "report_wins_over_tally", "forging the report", "evoci/grading/channel.py",
+        "graded[test] = min(pair, key=_LOWEST_FIRST.index)", "graded[test] = pair[0]",
+        ("stdlib_report_rewrite",),
+    ),
+    Mutation(
+        "forged_frame_accepted", "forging the report", "evoci/grading/channel.py",
+        "if result.exit_code != expected:", "if False:",
+        ("forged_frame",),
+    ),
+    Mutation(
+        "killed_report_read", "forging the report", "evoci/grading/channel.py",
+        "if exit_code < 0:", "if False:",
+        ("forged_report_then_kill",),
+    ),
+    Mutation(
+        "killed_script_graded", "forging the report (log-parsed: PASSED lines, then a self-kill)",
+        "evoci/swebench/grade.py",
+        "if result.exit_code not in NORMAL_EXITS:", "if False:",
+        (SWE_EVO + "test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_nothing_and_is_flagged"
+         "[log-parsed]",),
+    ),
+    Mutation(
+        "shadows_kept", "runner look-alikes on the import path", "evoci/grading/shadows.py",
+        "if (_compiled(path) or _runner_like(rel, import_roots)) and not _known(rel, reference):", "if False:",
+        ("compiled_runner_shadow",
+         SWE_EVO + "test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded"),
+    ),
+    Mutation(
+        "scan_quoted_names", "paths the scan skipped", "evoci/grading/diffpaths.py",
+        "name = unquote(name.strip())", "name = name.strip()",
+        ("scan_blind_spots",),
+    ),
+    Mutation(
+        "scan_binary_files", "paths the scan skipped", "evoci/grading/diffpaths.py",
+        'current.old, current.new = _header(line[len("diff --git "):])', "current.old = current.new = None",
+        ("scan_blind_spots",),
+    ),
+    Mutation(
+        "scan_links", "paths the scan skipped", "evoci/grading/sabotage.py",
+        "if entry.is_link:", "if False:",
+        ("scan_blind_spots",),
+    ),
+    Mutation(
+        "runtime_watch_off", "in-process sabotage", "evoci/grading/launcher.py",
+        "changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])", "changed = []",
+        ("in_process_patch",),
+    ),
+    Mutation(
+        "links_leaving_kept", "reaching the host (links leaving the tree)", "evoci/grading/tree.py",
+        "changed |= set(treefs.remove_leaving_links(dest))", "pass",
+        ("symlink_escape",),
+    ),
+    Mutation(
+        "nested_git_kept", "reaching the host (git hooks, fsmonitor)", "evoci/workspace.py",
+        'found = sorted(p for p in self.path.rglob(".git"))', "found = []",
+        ("git_hooks_and_fsmonitor",),
+    ),
+    Mutation(
+        "conftest_kept", "runner configuration and extension (conftest outside tests)", "evoci/grading/tree.py",
+        'HOOK_FILES = frozenset({"sitecustomize.py", "usercustomize.py", "conftest.py"})',
+        'HOOK_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})',
+        ("conftest_outside_tests",),
+    ),
+    Mutation(
+        "runner_config_read_from_tree", "runner configuration and extension (addopts)", "evoci/pytest_run.py",
+        '"-c", f"{root}/{CONFIG_FILE}", ', "",
+        ("runner_config_addopts",),
+    ),
+    Mutation(
+        "startup_hooks_kept", "runner configuration and extension (start-up hooks)", "evoci/grading/tree.py",
+        "if path.name in HOOK_FILES or path.name.endswith(HOOK_SUFFIXES) and path.is_file():",
+        'if path.name == "conftest.py":',
+        ("startup_hooks",),
+    ),
+    Mutation(
+        "canary_rule_off", "voiding the score", "evoci/pytest_run.py",
+        "        _require_canary(sandbox, task, tail)\n",
+        '        raise SandboxError(f"pytest wrote no report:\\n{tail}")\n',
+        ("void_by_self_kill", "void_by_exit_4"),
+    ),
+]
+
+
+class Stopped(Exception):
+    """SIGTERM (or SIGHUP) arrived: unwind, so every ``finally`` restores what it changed."""
+
+
+def _stop(signum, _frame):
+    raise Stopped(signal.Signals(signum).name)
+
+
+def uncommitted(files: list[str]) -> list[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "--", *files], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    return [line[3:] for line in out.splitlines() if line.strip()]
+
+
+def mutated(text: str, mutation: Mutation) -> str | None:
+    """``text`` with every edit of ``mutation`` applied, or None if an ``old`` does not occur exactly once."""
+    for old, new in ((mutation.old, mutation.new), *mutation.also):
+        if text.count(old) != 1:
+            return None
+        text = text.replace(old, new)
+    return text
+
+
+def run(mutation: Mutation) -> tuple[str, float]:
+    """Apply ``mutation``, run its tests, restore the file; (result, seconds)."""
+    started = time.monotonic()
+    if uncommitted([mutation.file]):
+        print(f"redteam_mutations: {mutation.file} has uncommitted changes: commit or stash them first",
+              file=sys.stderr)
+        raise SystemExit(2)
+    path = ROOT / mutation.file
+    original = path.read_bytes()
+    info = path.stat()
+    text = mutated(original.decode(), mutation)
+    if text is None:
+        print(f"mutation {mutation.name} no longer matches {mutation.file}: update it", file=sys.stderr, flush=True)
+        return "error: no longer matches", time.monotonic() - started
+    try:
+        path.write_text(text)
+        result = _pytest(mutation)
+    finally:  # no signal may cut the restore short
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+        path.write_bytes(original)
+        os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return result, time.monotonic() - started
+
+
+def _pytest(mutation: Mutation) -> str:
+    with tempfile.TemporaryDirectory(prefix="evoci-mutation-") as folder:
+        junit = Path(folder) / "junit.xml"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not docker", "--tb=line",
+               "--show-capture=no", f"--junitxml={junit}", *mutation.node_ids]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "DOCKER_HOST": "unix:///nonexistent"}
+        print(f"\n== {mutation.name}: {mutation.file}\n$ {' '.join(cmd[1:])}", flush=True)
+        child = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
+        try:
+            code = child.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            if child.poll() is None:  # stopped or timed out: end the child's process group, then wait for it
+                os.killpg(child.pid, signal.SIGTERM)
+                try:
+                    child.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(child.pid, signal.SIGKILL)
+                    child.wait()
+        if code is None:
+            return f"error: timed out after {TIMEOUT_S} s"
+        return _verdict(code, junit, len(mutation.tests))
+
+
+def _verdict(code: int, junit: Path, expected: int) -> str:
+    """caught / MISSED / error from pytest's exit code and its JUnit XML (every named test must fail)."""
+    if code not in (0, 1) or not junit.exists():
+        return f"error: pytest exited {code}"
+    # A test that fails and then errors in teardown has two entries: one verdict per test.
+    outcome: dict[tuple[str | None, str | None], str] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        key = (case.get("classname"), case.get("name"))
+        errors = [e.get("message", "") for e in case.iter("error")]
+        if case.find("failure") is not None or any("teardown" in m for m in errors):
+            outcome[key] = "failed"
+        elif (errors or case.find("skipped") is not None) and outcome.get(key) != "failed":
+            outcome[key] = "broken"
+        else:
+            outcome.setdefault(key, "passed")
+    counts = {v: list(outcome.values()).count(v) for v in ("failed", "passed", "broken")}
+    if len(outcome) != expected:
+        return f"error: {len(outcome)} of {expected} test(s) ran"
+    if counts["broken"]:
+        return f"error: {counts['broken']} test(s) skipped or broken in setup"
+    if counts["passed"]:
+        return f"MISSED: {counts['passed']} of {expected} passed"
+    return f"caught ({counts['failed']}/{expected} failed)"
+
+
+def _short(test: str) -> str:
+    """A test id short enough for a table cell (``redteam[local-forged_frame]``, ``swe_evo_attacks::a_compiled…``)."""
+    module, _, name = test.partition("::")
+    function, _, param = name.partition("[")
+    words = function.removeprefix("test_").split("_")
+    generic = REDTEAM.split("::")[1].split("[")[0]  # the red-team table's one test: its parameter says it all
+    short = "" if function == generic else "::" + "_".join(words[:4]) + "…" * (len(words) > 4)
+    return f"`{Path(module).stem.removeprefix('test_')}{short}{'[' + param if param else ''}`"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutations")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = parser.parse_args(argv)
+    names = {m.name for m in MUTATIONS}
+    unknown = sorted(set(args.only or ()) - names)
+    if unknown:
+        print(f"redteam_mutations: no mutation named {', '.join(unknown)} (--list names them)", file=sys.stderr)
+        return 2
+    chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}\t{m.attack_class}\t{m.file}")
+        return 0
+    dirty = uncommitted(sorted({m.file for m in chosen}))
+    if dirty:
+        print(f"redteam_mutations: uncommitted changes in {', '.join(dirty)}: commit or stash them first "
+              "(each mutation edits its file in place and restores the committed bytes)", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    rows, started = [], time.monotonic()
+    try:
+        for mutation in chosen:
+            result, seconds = run(mutation)
+            rows.append((mutation, result, seconds))
+    except (KeyboardInterrupt, Stopped) as exc:
+        print(f"redteam_mutations: stopped ({exc or 'Ctrl-C'}); every mutated file was restored", file=sys.stderr)
+        return 130
+    print("\n| mutation | class | file | tests | result | seconds |\n|---|---|---|---|---|---|")
+    for m, result, seconds in rows:
+        print(f"| `{m.name}` | {m.attack_class} | `{m.file}` | {', '.join(_short(t) for t in m.node_ids)} | "
+              f"{result} | {seconds:.0f} |")
+    bad = [m.name for m, result, _ in rows if not result.startswith("caught")]
+    print(f"\n{len(rows) - len(bad)} of {len(rows)} caught in {time.monotonic() - started:.0f} s"
+          + (f"; not caught: {', '.join(bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
