@@ -255,16 +255,61 @@ def _pytest(mutation: Mutation) -> str:
         except subprocess.TimeoutExpired:
             code = None
         finally:
-            if child.poll() is None:  # stopped or timed out: end the child's process group, then wait for it
-                os.killpg(child.pid, signal.SIGTERM)
-                try:
-                    child.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
+            if child.poll() is None:  # stopped or timed out: end the child and every process it started
+                _end(child)
         if code is None:
             return f"error: timed out after {TIMEOUT_S} s"
         return _verdict(code, junit, len(mutation.tests))
+
+
+def _end(child: subprocess.Popen) -> None:
+    """End ``child`` and every process below it (a Prefect server starts a session of its own): SIGTERM, then
+    SIGKILL to what is left after 30 seconds."""
+    below = _descendants(child.pid)
+    for sig, grace in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
+        for pid in below:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and (child.poll() is None or any(_alive(pid) for pid in below)):
+            time.sleep(0.2)
+        if child.poll() is not None and not any(_alive(pid) for pid in below):
+            return
+    child.wait()
+
+
+def _descendants(root: int) -> list[int]:
+    """The processes below ``root`` (read from /proc), deepest last."""
+    parent = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError, IndexError):
+            continue
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, ppid in parent.items() if ppid in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for this purpose
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+    except OSError:
+        return False
 
 
 def _verdict(code: int, junit: Path, expected: int) -> str:
