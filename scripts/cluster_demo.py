@@ -124,8 +124,7 @@ def inside_netns(argv: list[str]) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     for path, port in zip(doors[::2], doors[1::2]):
         listener = bridge.listen(int(port))
-        if os.fork() == 0:  # a child serves the door for as long as the namespace lives
-            os.setsid()
+        if os.fork() == 0:  # a child serves the door, in the worker's process group: stopped with it
             bridge.serve(listener, path)
         listener.close()
     try:
@@ -133,7 +132,8 @@ def inside_netns(argv: list[str]) -> None:
         print(f"NETNS LEAK: 127.0.0.1:{canary} of the machine is reachable", flush=True)
         sys.exit(3)
     except OSError:
-        print(f"network namespace: 127.0.0.1:{canary} of the machine is out of reach; only the doors answer", flush=True)
+        print(f"network namespace: 127.0.0.1:{canary} of the machine is out of reach; only the doors answer",
+              flush=True)
     os.execvp(argv[cut + 1], argv[cut + 1:])
 
 
