@@ -15,6 +15,7 @@ an older DuckDB than evoci's; see docs/beyond-one-machine.md).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -112,14 +113,46 @@ def _connect(url: str):
 
 
 def _apply_schema(con: Any, url: str) -> None:
+    """Create or upgrade the tables once per schema version, never while the schema is current.
+
+    ``alter table … if not exists`` takes an exclusive lock on its table even when it changes
+    nothing: run by every new process, it deadlocked with other processes' writes (a worker's
+    flow run starting while another worker wrote). So the schema's digest is kept in
+    ``evoci_schema`` and the DDL runs only when it is not there, one process at a time.
+    """
+    import psycopg
+
     with _ready_lock:
         if url in _ready:
             return
-        with con.transaction():
-            # Two hosts creating the same table at once collide inside PostgreSQL's catalog.
-            con.execute("select pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
-            con.execute(schema_sql())
+        digest = hashlib.sha256(schema_sql().encode()).hexdigest()
+        try:
+            if not _schema_current(con, digest):
+                with con.transaction():
+                    # Two hosts creating the same table at once collide inside PostgreSQL's catalog.
+                    con.execute("select pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
+                    if not _schema_current(con, digest, within=True):  # another process applied it meanwhile
+                        con.execute(schema_sql())
+                        con.execute("create table if not exists evoci_schema (digest varchar primary key, "
+                                    "applied_at timestamp not null default now())")
+                        con.execute("insert into evoci_schema (digest) values (%s) on conflict do nothing", [digest])
+        except psycopg.OperationalError as exc:  # a deadlock or a lost server: transient, the node is retried
+            raise StorageError(f"the results store {redacted(url)} could not create or check its tables: {exc} — "
+                               "retry when the server answers") from exc
         _ready.add(url)
+
+
+def _schema_current(con: Any, digest: str, *, within: bool = False) -> bool:
+    """Whether the server holds this schema version (in its own short transaction unless ``within`` one)."""
+    def look() -> bool:
+        if con.execute("select to_regclass('evoci_schema')").fetchone()[0] is None:
+            return False
+        return con.execute("select 1 from evoci_schema where digest = %s", [digest]).fetchone() is not None
+
+    if within:
+        return look()
+    with con.transaction():
+        return look()
 
 
 @contextmanager
@@ -174,7 +207,8 @@ def snapshot(url: str, *, run_id: str | None = None) -> duckdb.DuckDBPyConnectio
         columns: dict[str, list[tuple[str, str, str]]] = {}
         for table, column, data_type, udt in con.execute(
                 """select table_name, column_name, data_type, udt_name from information_schema.columns
-                   where table_schema = current_schema() order by table_name, ordinal_position""").fetchall():
+                   where table_schema = current_schema() and table_name <> 'evoci_schema'
+                   order by table_name, ordinal_position""").fetchall():
             columns.setdefault(table, []).append((column, data_type, udt))
         known = {r[0] for r in duck.execute("select table_name from duckdb_tables()").fetchall()}
         for table, cols in columns.items():

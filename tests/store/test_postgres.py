@@ -131,3 +131,23 @@ def test_an_unreachable_server_is_a_storage_error_that_says_what_to_do():
     with pytest.raises(StorageError, match="scripts/postgres.sh up"):
         Facts("postgresql://evoci:pw@127.0.0.1:1/nothing").run(
             "r", protocol="swe-ci", dataset="d", max_iterations=1, config_hash="h", config={})
+
+
+def test_a_new_process_checking_the_schema_never_waits_for_other_processes_writes(store):
+    """A worker's flow run starting while another writes: its schema check takes no lock on the data tables.
+
+    ``alter table … if not exists`` locks its table exclusively even when it changes nothing; run
+    by every new process, it deadlocked with writers. Once the schema is current, it is not run.
+    """
+    import evoci.store.postgres as pg
+
+    write_once(Facts(store))  # the first process creates the tables and writes
+    with psycopg.connect(store) as writer:
+        writer.execute("lock table iterations in row exclusive mode")  # a write transaction in progress
+        pg._ready.discard(store)  # this process now starts afresh, as a new flow run's would
+        with psycopg.connect(store) as con:
+            con.execute("set lock_timeout = '3s'")
+            con.commit()
+            pg._apply_schema(con, store)  # with the DDL run again, this waits for the writer and times out
+        writer.rollback()
+    assert store in pg._ready
