@@ -171,6 +171,16 @@ def counts_and_numbers(store: str) -> tuple[dict[str, int], list[tuple]]:
         return counts, con.execute(COMPARED).fetchall()
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM a process started in its own session, and everything in it; SIGKILL after 30 s."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 def kill_mid_task(worker: subprocess.Popen, store: str, running: subprocess.Popen, timeout_s: float = 600) -> int:
     """SIGKILL ``worker`` and every process under it once one of them holds a task's lease; how many were killed."""
     deadline = time.monotonic() + timeout_s
@@ -333,12 +343,7 @@ def main() -> int:
         status = 1 if problems else 0
     finally:
         for proc in reversed(started):  # workers first, then the server
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
+            stop(proc)
         subprocess.run(["bash", str(REPO / "scripts/postgres.sh"), "down", str(pg_state)], capture_output=True)
         if status and not args.keep:
             say(f"logs kept in {state}")
