@@ -95,6 +95,12 @@ class OnPool:
                                               "home": None, "db": str(db)})
         state = watched.flow_run.state
         summary = task_summary(self.run, spec.task_id)
+        if state is not None and state.is_crashed():  # its worker was lost every time it was queued
+            from evoci.errors import InfrastructureError
+
+            raise InfrastructureError(f"flow run {watched.flow_run.name} of {self.deployment} ended Crashed: "
+                                      f"{state.message or 'see its logs'} — start a worker, then run the same "
+                                      "command again to resume")
         if state is None or not state.is_completed():
             why = summary.reason or (state.message if state else None) or "see its logs"
             raise RuntimeError(f"flow run {watched.flow_run.name} of {self.deployment} ended "
