@@ -26,6 +26,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -40,6 +41,9 @@ from evoci.sandbox.process import run_process
 QUALITY_VERSION = 1
 # pylint on a large repository takes a while; past this it is recorded as an error.
 PYLINT_TIMEOUT_S = 900.0
+# CPython 3.11 keeps the AST constructor's recursion counter per interpreter, not per thread
+# (gh-106905): two quality nodes parsing at once fail with "AST constructor recursion depth mismatch".
+_PARSE_LOCK = threading.Lock()
 _PYLINT_ARGS = ("--persistent=n", "--jobs=1", "--output-format=json2", "--score=y", "--exit-zero")
 
 
@@ -83,10 +87,14 @@ def measure(tree: Path, base: Path, tests_dir: str = "tests", *, pylint: bool = 
     sloc = 0
     for text in texts.values():
         try:
-            file_sloc = analyze(text).sloc
-            file_mi = mi_visit(text, multi=True)
-            complexities += [block.complexity for block in cc_visit(text)]
-        except SyntaxError:
+            with _PARSE_LOCK:
+                file_sloc = analyze(text).sloc
+                file_mi = mi_visit(text, multi=True)
+                complexities += [block.complexity for block in cc_visit(text)]
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # What an agent's file can make the parser raise: MemoryError is CPython's parser stack
+            # overflow on deep nesting (``x = ------…1``), not a machine out of memory. Such a file
+            # is unparsable like any other; it must never end the task unmeasured.
             unparsable += 1
             continue
         sloc += file_sloc

@@ -76,6 +76,41 @@ def test_unparsable_file_is_counted_and_left_out_of_mi(tmp_path):
     assert quality.pylint_messages.get("error", 0) >= 1  # pylint reports the syntax error
 
 
+def test_a_file_that_overflows_the_parser_is_unparsable_and_the_rest_is_measured(tmp_path):
+    # 100,000 unary minuses: CPython's parser gives up with MemoryError, not SyntaxError.
+    root = tree(tmp_path / "t", {"pkg/double.py": MESSY, "pkg/deep.py": "x = " + "-" * 100_000 + "1\n"})
+    quality = measure(root, tree(tmp_path / "base", {}), pylint=False)
+    assert (quality.files, quality.unparsable_files) == (2, 1)
+    assert quality.mi == pytest.approx(MESSY_MI, abs=1e-3)
+
+
+def test_quality_nodes_measuring_at_once_in_threads_all_succeed(tmp_path):
+    # Quality nodes run as concurrent Prefect tasks in one process; CPython 3.11's AST builder is
+    # not thread-safe (gh-106905), which once failed a demo run. A garbage collection that runs
+    # Python code lets another thread in mid-build: made frequent here so the race shows at once.
+    import gc
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    code = "".join(f"def f{i}(x):\n    if x:\n        return [y for y in range(x) if y % 2]\n    return {{'a': x}}\n"
+                   for i in range(300))
+    root = tree(tmp_path / "t", {f"pkg/m{i}.py": code for i in range(4)})
+    base = tree(tmp_path / "base", {})
+
+    def switch(_phase, _info):
+        time.sleep(0.0001)
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(switch)
+    gc.set_threshold(50, 1, 1)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: measure(root, base, pylint=False), range(8)))
+    finally:
+        gc.callbacks.remove(switch)
+        gc.set_threshold(*threshold)
+    assert {(q.files, q.unparsable_files, q.cc_mean) for q in results} == {(4, 0, results[0].cc_mean)}
+
+
 def test_changed_lines_count_like_git_diff_over_source_files(tmp_path):
     base = tree(tmp_path / "base", {"a.py": "x = 1\ny = 2\n", "gone.py": "z = 3\n", "tests/t.py": "old\n"})
     new = tree(tmp_path / "new", {"a.py": "x = 1\ny = 3\nw = 4\n", "new.py": "v = 5\n", "tests/t.py": "new\n"})
