@@ -144,6 +144,14 @@ class Workspace:
             extract_tree(source, oracle_sha, path, [tests_dir])
         return ws, ws.init("iteration-0", "evoci: iteration 0 — base codebase with the oracle's tests")
 
+    @classmethod
+    def fresh(cls, path: Path, source: git.Repo, base_sha: str) -> tuple["Workspace", str]:
+        """A new workspace holding the base and nothing else, for an agent's one attempt; return it and
+        the base's SHA in it. What a previous try left goes first, the git folder beside the work
+        tree included: found there, it would make ``create`` skip building the tree."""
+        cls(path).start_afresh()
+        return cls.create(path, source, base_sha, base_sha, "tests")
+
     def tagged(self, tag: str) -> str | None:
         """The commit ``tag`` names in a complete workspace, or None (no repository, or a crash before the tag)."""
         if not self.git_dir.exists():
@@ -152,6 +160,21 @@ class Workspace:
             return self.git.rev_parse("--verify", f"refs/tags/{tag}^{{commit}}").strip()
         except git.GitCommandError:
             return None
+
+    def clear_stale_locks(self) -> list[str]:
+        """Remove the lock files a killed git left in the git folder (``index.lock``, ``HEAD.lock``,
+        a ref's ``.lock``); return them, relative to the git folder.
+
+        Only for a caller that holds the task's lease, before its first git command: no other
+        process works on this workspace then, so every lock found is a dead process's. Without
+        this a run killed while git held the index could never be resumed."""
+        if not self.git_dir.is_dir():
+            return []
+        found = sorted(p for p in self.git_dir.rglob("*.lock") if p.is_file() and not p.is_symlink()
+                       and "objects" not in p.relative_to(self.git_dir).parts)
+        for lock in found:
+            lock.unlink(missing_ok=True)
+        return [p.relative_to(self.git_dir).as_posix() for p in found]
 
     def start_afresh(self) -> None:
         """Remove any half-made work tree and git folder; leave an empty work tree."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -30,6 +31,7 @@ from evoci.tasks.identity import ended, record_run
 from evoci.tasks.quality import ORACLE_ITERATION
 from evoci.tasks.quality import record as record_quality
 from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
+from evoci.workspace import Workspace
 
 
 class TaskSummary(BaseModel):
@@ -73,6 +75,8 @@ def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
         nodes["claim"](run, row, "spec")
         emit(Event(run.run_id, task.task_id, "prepare", max_iterations=config.max_iterations))
         prepared: Prepared = nodes["prepare"](task, run)
+        # The task's lease is ours: a git lock in its workspace is a killed process's, and would stop every node.
+        Workspace(Path(prepared.workspace)).clear_stale_locks()
         prepared = prepared.model_copy(update={"environment": prepared.environment.with_requirements(task.extra_requirements)})
         prepared = _with_task_image(prepared)
         oracle, prepared = oracle_with_repairs(nodes, prepared, run)

@@ -11,7 +11,7 @@ persists its result under a key of small identities (``tasks/caching.py``).
 from __future__ import annotations
 
 import time
-
+from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -31,6 +31,7 @@ from evoci.runtime import RunContext
 from evoci.store import lease, reading
 from evoci.tasks.identity import ended, record_run
 from evoci.tasks.nitr import nitr_grade_task, nitr_preflight_task, nitr_prepare_task, nitr_step_task
+from evoci.workspace import Workspace
 
 
 class ProbeSummary(BaseModel):
@@ -71,6 +72,8 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
             nodes["preflight"](probe, run)  # a sandbox that cannot build the probe is the harness's fault
             for attempt in range(run.config.attempts):
                 prepared = nodes["prepare"](probe, run, attempt)
+                # The probe's lease is ours: a git lock in the attempt's workspace is a killed process's.
+                Workspace(Path(prepared.workspace)).clear_stale_locks()
                 sha, steps = prepared.start_sha, []
                 for step in range(1, probe.steps + 1):
                     t0 = time.monotonic()

@@ -38,6 +38,11 @@ def test_replay_agent_solves_calc_with_the_hand_computed_scores(tmp_path):
         "evoci: iteration 0 — base codebase with the oracle's tests"]
 
 
+def first_run_id(db) -> str:
+    [(run_id,)] = query(db, "select run_id from runs")
+    return run_id
+
+
 def test_a_test_node_that_failed_permanently_is_the_only_node_re_executed(tmp_path, monkeypatch):
     home = tmp_path / "home"
     config = RunConfig(max_iterations=5, node_retries=2, retry_delays_s=[0.1])
@@ -53,8 +58,13 @@ def test_a_test_node_that_failed_permanently_is_the_only_node_re_executed(tmp_pa
     assert evoscore is None and reason  # never scored as a regression
     assert query(db, "select node, kind from failures") == [("flow", "infrastructure")]
 
+    # As a process killed while git held them would leave them: the next run must not stop on them.
+    git_dir = home / "runs" / first_run_id(db) / "calc-retry" / "git"
+    (git_dir / "index.lock").write_text("")
+    (git_dir / "HEAD.lock").write_text("")
     second = evolve(task, config, home=str(home), return_state=True)
     assert second.is_completed()
+    assert not list(git_dir.rglob("*.lock"))
     states = node_states(second.state_details.flow_run_id)
     cached = {name for name, state in states.items() if state == "Cached"}
     # The claims (run config, task identity) check the recorded facts on every run: never cached.
