@@ -13,7 +13,6 @@ a retried flow run reads completed attempts back instead of redoing them.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from typing import Any
 
 import git
@@ -64,8 +63,7 @@ def cl_agent_task(prepared: EvoPrepared, run: RunContext, issue: CLIssue, stage:
         prediction = baseline_patch(config, issue, stage)
     else:
         path = run.paths.workspace(run.run_id, f"{issue.instance_id}@{stage}.{attempt}")
-        shutil.rmtree(path, ignore_errors=True)  # every attempt starts from the clean base
-        workspace, start = Workspace.create(path, git.Repo(prepared.repo), prepared.base_sha, prepared.base_sha, "tests")
+        workspace, start = Workspace.fresh(path, git.Repo(prepared.repo), prepared.base_sha)  # every attempt: the clean base
         sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         try:
             prediction = workspace_patch(config, issue, memory, workspace, start, sandbox)

@@ -7,7 +7,6 @@ read the answers run here, harness-side, without a workspace.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 
 import git
@@ -81,12 +80,12 @@ def evo_agent_task(prepared: EvoPrepared, run: RunContext) -> Prediction:
         prediction = baseline_patch(config.kind, instance, git.Repo(prepared.repo))
     else:
         path = run.paths.workspace(run.run_id, instance.instance_id)
-        shutil.rmtree(path, ignore_errors=True)  # every attempt starts from the clean base
-        workspace, start = Workspace.create(path, git.Repo(prepared.repo), prepared.base_sha, prepared.base_sha, "tests")
+        workspace, start = Workspace.fresh(path, git.Repo(prepared.repo), prepared.base_sha)  # every attempt: the clean base
         sandbox = open_sandbox(run.config.sandbox, workspace.path, prepared.environment, run.paths)
         node_run = uuid.uuid4().hex  # the calls' key: Prefect's try count restarts at 1 in a new flow run
         try:
             prediction = workspace_patch(config, instance, workspace, start, sandbox)
+            inject_fault(run.home, "programmer-paid", 1)  # a node that fails after its agent ran and committed
         except Exception as exc:  # infrastructure: keep the calls already paid for, then let Prefect retry
             partial = getattr(exc, "outcome", None)
             if isinstance(partial, AgentOutcome) and partial.calls:

@@ -9,6 +9,7 @@ import pytest
 
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.swe_evo import swe_evo
+from evoci.workspace import Workspace
 from tests.flows.helpers import query
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
@@ -207,3 +208,25 @@ def test_evoci_run_grades_public_format_records_from_local_clones(home, tmp_path
         (4, 3, 1, 3)]
     [(message,)] = query(db, "select message from failures where node = 'dataset'")
     assert "unknown log_parser 'parse_log_unknown'" in message
+
+
+def test_an_agent_node_retried_after_it_committed_starts_again_from_the_whole_base(home, monkeypatch):
+    # The first agent node fails once after its agent ran and committed. Its retry must not find the
+    # old git folder and skip building the work tree.
+    monkeypatch.setenv("EVOCI_INJECT_FAULTS", "programmer-paid@1x1")
+    agent = AgentConfig(kind="command", options={
+        "command": ["python", "-c", "open('AGENT_NOTES.txt', 'w').write('read the notes\\n')"], "timeout_s": 60})
+    config = RunConfig(protocol="swe-evo", programmer=agent, run_id="agent-retried", retry_delays_s=[0.0],
+                       test_timeout_s=300)
+    swe_evo("swe-evo-demo", config, home=str(home / "agent-retried"))
+    db = home / "agent-retried" / "evoci.duckdb"
+    assert (home / "agent-retried" / "faults" / "programmer-paid@1").read_text() == "1"  # the fault did happen
+    assert query(db, "select status, count(*) from tasks group by status") == [("done", 3)]
+    assert query(db, "select count(*) from swe_evo_instances where patch_applied and not resolved") == [(3,)]
+    # Each prediction adds the one file to the whole base (before, the retry's agent ran in an empty
+    # tree and its prediction deleted the whole codebase).
+    git_dirs = list((home / "agent-retried" / "runs" / "agent-retried").glob("*/git"))
+    assert len(git_dirs) == 3
+    for git_dir in git_dirs:
+        changed = Workspace(git_dir.parent / "workspace").repo.git.diff("--name-only", "iteration-0", "HEAD")
+        assert changed.split() == ["AGENT_NOTES.txt"]
