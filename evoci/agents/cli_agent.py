@@ -123,11 +123,12 @@ def check_installed(name: str, version: str) -> install.Installed:
 class PresetCall:
     """What a preset adds to one call of its CLI: the fields, the seeded HOME, what is read after."""
 
-    def __init__(self, spec: PresetSpec, visible_root: str):
+    def __init__(self, spec: PresetSpec, visible_root: str, *, user_namespaces: bool = True):
         self.spec = spec
         self.preset = PRESETS[spec.name]
         self.installed = check_installed(spec.name, spec.version)
         self.home = f"{visible_root}/{HOME_DIR}"
+        self.user_namespaces = user_namespaces  # the sandbox lets commands create them (not Docker)
 
     def fields(self) -> dict[str, str]:
         return {**placeholders(), "program": str(self.installed.program), "home": self.home}
@@ -144,6 +145,9 @@ class PresetCall:
             sandbox.write_file(f"{SEED_DIR}/{rel}", text)
 
     def wrap(self, argv: list[str]) -> list[str]:
+        """The filled command line, adapted to the sandbox, behind the prelude that builds HOME."""
+        if not self.user_namespaces:
+            argv = self.preset.without_userns(argv)
         return ["/bin/sh", "-c", PRELUDE, SEED_DIR, *argv]
 
     def env(self, env: dict[str, str], fields: dict[str, Any]) -> dict[str, str]:

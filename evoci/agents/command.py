@@ -124,7 +124,8 @@ class CommandAgent:
             "iteration": ctx.iteration, "max_iterations": ctx.max_iterations, "model": self.model or "",
             **(placeholders() if gw is not None else {}),
         }  # fmt: skip
-        preset = PresetCall(cfg.preset, sandbox.visible_root) if cfg.preset else None
+        preset = (PresetCall(cfg.preset, sandbox.visible_root, user_namespaces=getattr(sandbox, "user_namespaces", True))
+                  if cfg.preset else None)
         if preset:
             fields.update(preset.fields())
         argv = _fill_template(cfg.command, fields, sandbox.workspace)

@@ -42,6 +42,9 @@ class Preset:
     answer: Callable[[str, dict[str, str]], str] = lambda stdout, files: stdout  # read-only mode's final text
     read_only: bool = True  # has a mode with no writes and no command execution
     kept: tuple[str, ...] = field(default_factory=tuple)  # HOME-relative files kept as the CLI's transcript
+    # The filled command line where the sandbox gives commands no user namespaces (Docker), for a
+    # CLI whose own sandbox needs them: there the sandbox is evoci's alone.
+    without_userns: Callable[[list[str]], list[str]] = lambda argv: argv
 
 
 # -- Claude Code ---------------------------------------------------------------------------
@@ -95,6 +98,15 @@ def _codex_argv(read_only: bool) -> list[str]:
     # Codex's own sandbox works inside evoci's: read-only for NITR, workspace writes otherwise.
     argv += ["--sandbox", "read-only" if read_only else "workspace-write"]
     return [*argv, "{prompt}"]
+
+
+def _codex_without_userns(argv: list[str]) -> list[str]:
+    # Codex's Linux sandbox is bubblewrap, which needs a user namespace (its legacy Landlock mode
+    # refuses a restricted file system too); without one every command it runs fails with "No
+    # permissions to create a new namespace". In edit mode it writes only the workspace anyway,
+    # so `danger-full-access` leaves the container (no network, a read-only installation) as the
+    # sandbox. Read-only mode has no such substitute and is left as it is.
+    return ["danger-full-access" if arg == "workspace-write" else arg for arg in argv]
 
 
 def _codex_env(read_only: bool) -> dict[str, str]:
@@ -234,7 +246,8 @@ PRESETS: dict[str, Preset] = {
     "claude-code": Preset("claude-code", "anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
                           _claude_argv, _claude_env, usage=_claude_usage, answer=_claude_answer, kept=(".claude",)),
     "codex": Preset("codex", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY", _codex_argv, _codex_env,
-                    _codex_files, usage=_codex_usage, answer=_codex_answer, kept=(".codex/sessions", _CODEX_LAST)),
+                    _codex_files, usage=_codex_usage, answer=_codex_answer, kept=(".codex/sessions", _CODEX_LAST),
+                    without_userns=_codex_without_userns),
     "opencode": Preset("opencode", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _opencode_argv,
                        _opencode_env, _opencode_files, _opencode_usage, _opencode_answer, kept=(".local/share/opencode/opencode.db", ".local/share/opencode/log")),
     "mini-swe-agent": Preset("mini-swe-agent", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY", _mini_argv,

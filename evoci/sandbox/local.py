@@ -40,6 +40,9 @@ _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 class LocalSandbox:
     """A folder on this machine plus a built virtualenv (see the module docstring)."""
 
+    # Commands may create user namespaces (bubblewrap nests): a CLI's own sandbox starts inside.
+    user_namespaces = True
+
     def __init__(
         self,
         workspace: Path,

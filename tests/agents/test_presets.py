@@ -132,6 +132,28 @@ def test_nitr_runs_presets_read_only_and_refuses_a_cli_that_only_runs_commands(t
         resolve(AgentConfig(kind="mini-swe-agent", model="m"), "nitr")
 
 
+def test_in_a_sandbox_without_user_namespaces_codex_edits_with_its_own_sandbox_off(tools):
+    # Docker refuses user namespaces, which Codex's bubblewrap sandbox needs: every command it ran
+    # failed. There the container is the sandbox; elsewhere Codex keeps its own, as does read-only mode.
+    from evoci.agents.cli_agent import PresetCall, PresetSpec
+
+    for name in ("codex", "claude-code"):
+        fake_install(tools, name, PINNED[name])
+
+    def wrapped(kind: str, protocol: str, user_namespaces: bool) -> list[str]:
+        options = resolve(AgentConfig(kind=kind, model="m"), protocol).options
+        call = PresetCall(PresetSpec(**options["preset"]), "/workspace", user_namespaces=user_namespaces)
+        return call.wrap(list(options["command"]))
+
+    def mode(argv: list[str]) -> str:
+        return argv[argv.index("--sandbox") + 1]
+
+    assert mode(wrapped("codex", "swe-ci", user_namespaces=False)) == "danger-full-access"
+    assert mode(wrapped("codex", "swe-ci", user_namespaces=True)) == "workspace-write"
+    assert mode(wrapped("codex", "nitr", user_namespaces=False)) == "read-only"
+    assert wrapped("claude-code", "swe-ci", False) == wrapped("claude-code", "swe-ci", True)
+
+
 def test_preset_options_are_checked_by_name(tools):
     fake_install(tools, "opencode", PINNED["opencode"])
     with pytest.raises(InputError, match="takes no option max_steps — its options are: base_url, version"):

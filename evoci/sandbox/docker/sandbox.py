@@ -67,6 +67,11 @@ _WAIT_SLACK_S = 2.0
 class DockerSandbox:
     """A workspace on the host plus a task image in which each command gets its own container."""
 
+    # Commands cannot create user namespaces here: the engine's seccomp profile refuses them to a
+    # container without CAP_SYS_ADMIN, and every capability is dropped. A CLI's own bubblewrap
+    # sandbox cannot start inside; the container is the boundary (``PresetCall`` reads this).
+    user_namespaces = False
+
     def __init__(
         self,
         client: docker.DockerClient,
