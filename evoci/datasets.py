@@ -28,6 +28,7 @@ from evoci.errors import DatasetError
 from evoci.preflight import unknown_keys
 from evoci.releases import is_split_file, load_release, release_name
 from evoci.settings import Paths
+from evoci.untrusted import json_loads
 
 DEMO = "demo"
 REQUIRED = ("task_id", "repo", "base_ref", "oracle_ref")
@@ -96,7 +97,7 @@ def _task(raw: bytes, path: Path) -> TaskSpec | None:
     if not line.strip():
         return None
     try:
-        record = json.loads(line)
+        record = json_loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"not JSON ({exc.msg}) — each line must be one JSON object") from None
     if not isinstance(record, dict):

@@ -50,3 +50,13 @@ def test_a_report_the_tally_contradicts_is_graded_from_the_lower_and_flagged():
     graded, flags = cross_check({"t.py::a": "passed", "t.py::b": "passed"}, rewritten)
     assert graded == {"t.py::a": "passed", "t.py::b": "failed"}
     assert len(flags) == 1 and "disagree on 1 test" in flags[0] and "t.py::b: report passed, tally failed" in flags[0]
+
+
+def test_a_report_nested_too_deeply_to_read_is_no_report():
+    # json.loads raises RecursionError on it: before, grading raised and the node was retried as the harness's fault.
+    tally = "".join(f"{w}\tpassed\t0\tt.py::a\n" for w in ("setup", "call", "teardown")) + "end\t1\t\n"
+    report = "[" * 100_000 + "]" * 100_000
+    body = (tally + report).encode()
+    stdout = f"EVOCI-REPORT 1 {len(tally)} {len(report)} {hashlib.sha256(body).hexdigest()}\n" + body.decode()
+    got = read_frame(result(stdout))
+    assert got.void is None and got.report is None and got.problem == "it is not JSON"

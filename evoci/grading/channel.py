@@ -14,12 +14,12 @@ outcomes. Where they disagree, the lower outcome is graded and the disagreement 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from evoci.grading.launcher import FRAME
 from evoci.sandbox.base import ExecResult
+from evoci.untrusted import json_loads
 
 # Lowest first: what a disagreement between the report and the tally is graded as.
 _LOWEST_FIRST = ("missing", "error", "failed", "xpassed", "skipped", "xfailed", "passed")
@@ -72,7 +72,7 @@ def read_frame(result: ExecResult) -> Frame:
         frame.problem = "pytest wrote no report"
         return frame
     try:
-        parsed = json.loads(report)
+        parsed = json_loads(report)
     except ValueError:
         frame.problem = "it is not JSON"
         return frame

@@ -30,6 +30,7 @@ from evoci.domain import AgentConfig
 from evoci.errors import InputError
 from evoci.nitr.loader import NitrProbe
 from evoci.sandbox.base import Sandbox
+from evoci.untrusted import json_loads
 
 SOLUTIONS = ("intended", "shortcut", "broken", "no-build")
 
@@ -189,7 +190,7 @@ def parse_files_answer(text: str) -> tuple[dict[str, str] | None, str]:
         body = body.strip("`").split("\n", 1)[-1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0] if "```" in body else body
     try:
-        data = json.loads(body)
+        data = json_loads(body)
     except json.JSONDecodeError as exc:
         return None, f"the answer is not JSON ({exc.msg})"
     files = data.get("files") if isinstance(data, dict) else None

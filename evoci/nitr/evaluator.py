@@ -33,6 +33,7 @@ from evoci.errors import InfrastructureError
 from evoci.nitr.file_checks import CHECKS, run_check
 from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline, Places
 from evoci.sandbox.base import ExecResult, Sandbox
+from evoci.untrusted import json_loads
 
 TAIL = 3000  # characters of a command's output kept per module
 _NOT_STARTED = (126, 127)  # shells' "cannot execute" / "not found"
@@ -76,7 +77,7 @@ def _printed_findings(out: str) -> list[str]:
     out = out.strip()
     start = out.rfind("\n{") + 1 if not out.startswith("{") else 0
     try:
-        data = json.loads(out[start:]) if out.endswith("}") else None
+        data = json_loads(out[start:]) if out.endswith("}") else None
     except json.JSONDecodeError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("findings"), list):

@@ -37,6 +37,7 @@ from evoci.errors import DatasetError
 from evoci.names import check_name
 from evoci.swe_evo.loader import EvoInstance, parse_record
 from evoci.swebench.specs import SpecBook, is_spec_file, load_specs
+from evoci.untrusted import json_loads
 
 ENVIRONMENT_FIELDS = ("test_cmds", "log_parser", "python", "requirements", "pytest_plugins", "environment_setup_commit",
                       "version")
@@ -100,7 +101,7 @@ def load_swe_bench_cl(source: str | Path, *, repos_dir: str | Path | None = None
     """Read a curriculum file; one bad task or sequence is an error in ``errors``, the rest loads."""
     source = Path(source)
     try:
-        data = json.loads(source.read_text())
+        data = json_loads(source.read_text())
     except FileNotFoundError:
         raise DatasetError("SWE-Bench-CL curriculum not found — pass the curriculum JSON file", path=str(source)) from None
     except json.JSONDecodeError as exc:
@@ -201,10 +202,10 @@ def _environments(path: str | Path | None) -> dict[str, dict]:
         raise DatasetError("environments file not found — pass SWE-bench-style records keyed by instance_id",
                            path=str(path)) from None
     try:
-        value = json.loads(text)
+        value = json_loads(text)
         records = value if isinstance(value, list) else list(value.values()) if "instance_id" not in value else [value]
     except json.JSONDecodeError:
-        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        records = [json_loads(line) for line in text.splitlines() if line.strip()]
     return {str(r["instance_id"]): _extras(r) for r in records if isinstance(r, dict) and "instance_id" in r}
 
 

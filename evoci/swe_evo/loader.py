@@ -36,6 +36,7 @@ from evoci.errors import DatasetError
 from evoci.names import check_name
 from evoci.swebench.parsers import PARSERS
 from evoci.swebench.specs import RepoSpec, SpecBook, load_specs, version_key
+from evoci.untrusted import json_loads
 
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS")
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
@@ -205,7 +206,7 @@ def _records(source: Path, errors: list[DatasetError]):
     for path in files:
         text = path.read_text(errors="replace")
         try:
-            value = json.loads(text)
+            value = json_loads(text)
         except json.JSONDecodeError:
             value = None
         if value is not None:
@@ -216,7 +217,7 @@ def _records(source: Path, errors: list[DatasetError]):
             if not line.strip():
                 continue
             try:
-                yield f"{path}:{number}", json.loads(line)
+                yield f"{path}:{number}", json_loads(line)
             except json.JSONDecodeError as exc:
                 errors.append(DatasetError(f"not JSON ({exc.msg}) — each line must be one record", path=str(path), line=number))
 
@@ -226,7 +227,7 @@ def _test_list(record: dict, key: str) -> tuple[str, ...]:
     value = record[key]
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else []
+            value = json_loads(value) if value.strip() else []
         except json.JSONDecodeError:
             raise DatasetError(f"record {record['instance_id']!r}: {key} is a string but not a JSON list") from None
     if not isinstance(value, list) or not all(isinstance(t, str) for t in value):

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from evoci.errors import DatasetError
+from evoci.untrusted import json_loads
 
 
 def file_hash(path: str | Path) -> str:
@@ -32,7 +33,7 @@ def load_predictions(path: str | Path) -> dict[str, str]:
                            path=str(path))
     text = path.read_text(errors="replace")
     try:
-        whole = json.loads(text)
+        whole = json_loads(text)
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
@@ -47,7 +48,7 @@ def load_predictions(path: str | Path) -> dict[str, str]:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    entries.append(json.loads(line))
+                    entries.append(json_loads(line))
                 except json.JSONDecodeError as exc:
                     raise DatasetError(f"not JSON ({exc.msg}) — output.jsonl holds one object per line",
                                        path=str(path), line=number) from None

@@ -221,3 +221,15 @@ def test_retry_after_headers(headers: dict, seconds: float | None) -> None:
     from evoci.agents.llm.client import retry_after_s
 
     assert retry_after_s(headers) == seconds
+
+
+@pytest.mark.parametrize("protocol", ["openai"])  # Anthropic's tool input is an object on the wire: the SDK parses it
+def test_tool_arguments_nested_too_deeply_go_back_to_the_model(serve, protocol, ctx: AgentContext) -> None:
+    # json.loads raises RecursionError, not a decode error, on ~100,000 nested lists: before, that
+    # escaped the agent loop and the node failed as the harness's fault, retried and left unscored.
+    deep = "[" * 100_000 + "]" * 100_000
+    server = serve([tool_call("read_file", deep), tool_call("read_file", {"path": "src/calc.py"}), text("ok")])
+    outcome = programmer(server, protocol).run(ctx)
+    assert outcome.status is AgentStatus.OK, outcome.message
+    error, good = tool_messages(outcome)
+    assert error["is_error"] and not good["is_error"]

@@ -135,6 +135,7 @@ def test_a_check_passes_by_exit_code_and_a_failed_build_is_e_after_every_module_
     ('{"files": [{"filename": "src/a.py", "content": "x"}]}', {"src/a.py": "x"}, ""),
     ('```json\n{"files": [{"filename": "./a.py", "content": ""}]}\n```', {"a.py": ""}, ""),
     ("I changed a.py", None, "not JSON"),
+    ("[" * 100_000 + "]" * 100_000, None, "not JSON (nested too deeply to read)"),  # json raises RecursionError
     ('{"files": []}', None, 'no non-empty "files" list'),
     ('{"files": [{"filename": "a.py"}]}', None, "needs string fields"),
     ('{"files": [{"filename": "../x.py", "content": ""}]}', None, "must be a path inside"),

@@ -27,6 +27,7 @@ from evoci.agents.llm.client import (
 )
 from evoci.agents.llm.config import ModelConfig
 from evoci.agents.llm.tools import Tool, ToolCall
+from evoci.untrusted import json_loads
 
 CACHE = {"type": "ephemeral"}
 
@@ -135,7 +136,7 @@ def to_anthropic(
 
 def _input(arguments: str) -> Any:
     try:
-        value = json.loads(arguments or "{}")
+        value = json_loads(arguments or "{}")
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}

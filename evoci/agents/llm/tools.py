@@ -21,6 +21,7 @@ from typing import Any
 
 from evoci.agents.base import HARNESS_DIR, NON_PASSED_DIR, REQUIREMENT_FILE, Role
 from evoci.sandbox.base import Sandbox, resolve_inside
+from evoci.untrusted import json_loads
 
 MAX_OUTPUT_CHARS = 40_000  # any tool result is cut to this size
 READ_WINDOW_LINES = 400  # read_file returns at most this many lines per call
@@ -250,7 +251,7 @@ def execute(tools: list[Tool], bench: Workbench, call: ToolCall) -> ToolResult:
     if tool is None:
         return ToolResult(f"unknown tool {call.name!r} — choose one of: {', '.join(by_name)}", True)
     try:
-        args = json.loads(call.arguments or "{}")
+        args = json_loads(call.arguments or "{}")
     except json.JSONDecodeError as exc:
         return ToolResult(f"the arguments of {call.name} are not valid JSON ({exc}); send a JSON object", True)
     if not isinstance(args, dict):
