@@ -120,10 +120,11 @@ def is_infrastructure(exc: BaseException | None) -> bool:
     retries: its SQLite database stayed locked under many concurrent writers, say. Nothing the
     agent did can cause that, so it is never an agent's outcome nor a reason to give up.
     """
-    return isinstance(exc, InfrastructureError) or _orchestration_unavailable(exc)
+    return isinstance(exc, InfrastructureError) or orchestration_unavailable(exc)
 
 
-def _orchestration_unavailable(exc: BaseException | None) -> bool:
+def orchestration_unavailable(exc: BaseException | None) -> bool:
+    """True when ``exc`` is Prefect's API answering 5xx or 429 (after its client's own retries)."""
     from prefect.exceptions import PrefectHTTPStatusError
 
     if not isinstance(exc, PrefectHTTPStatusError):

@@ -84,6 +84,12 @@ def check() -> None:
         raise Interrupted(_signum or signal.SIGINT)
 
 
+def sleep(seconds: float) -> None:
+    """Wait ``seconds``, or until a signal asks to stop (then raise ``Interrupted``)."""
+    _stop.wait(seconds)
+    check()
+
+
 def started(pgid: int) -> None:
     """A sandbox command's process group began: a signal kills it (and ``check`` ends its node)."""
     with _lock:
@@ -100,4 +106,4 @@ def ended(pgid: int) -> None:
         _groups.discard(pgid)
 
 
-__all__ = ["Interrupted", "check", "ended", "install", "reclaim", "started", "stopping"]
+__all__ = ["Interrupted", "check", "ended", "install", "reclaim", "sleep", "started", "stopping"]

@@ -29,20 +29,48 @@ from evoci import interrupt
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig, TaskSpec
-from evoci.errors import InputError, ProviderRejected, is_infrastructure
+from evoci.errors import InputError, ProviderRejected, is_infrastructure, orchestration_unavailable
 from evoci.runtime import RunContext
 from evoci.settings import location
 from evoci.store import lease
 from evoci.flows.evolve import TaskSummary, evolve
+from evoci.logs import run_logger
 from evoci.tasks.identity import record_run
 
 
+# The embedded Prefect server keeps its state in SQLite, which answers 503 when many subflows write
+# at once (seen from 4 at once on 2 cores), after the Prefect client's own retries. A subflow
+# refused that way recorded nothing that counts: it is started again, and resumes from its cached
+# nodes, after these pauses.
+API_PAUSES_S = (5.0, 20.0, 60.0)
+
+
+def _resilient(subflow: Any, name: str, pauses: tuple[float, ...]) -> Callable[..., Any]:
+    """``subflow``, started again after each pause in ``pauses`` while Prefect's API is unavailable."""
+
+    def call(*args: Any) -> Any:
+        for pause in (*pauses, None):
+            try:
+                return subflow(*args)
+            except Exception as exc:
+                if pause is None or not orchestration_unavailable(exc) or interrupt.stopping():
+                    raise
+                run_logger().warning("%s: Prefect's API is unavailable (%s); starting it again in %.0f s",
+                                         name, str(exc).splitlines()[0][:200], pause)
+                interrupt.sleep(pause)
+        raise AssertionError("unreachable")
+
+    return call
+
+
 def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: int, *args: Any,
-                     stop: Callable[[Any], str | None] | None = None) -> tuple[list, list[tuple[str, Exception]], str | None]:
+                     stop: Callable[[Any], str | None] | None = None,
+                     pauses: tuple[float, ...] = API_PAUSES_S) -> tuple[list, list[tuple[str, Exception]], str | None]:
     """``subflow(item, *args)`` for each (name, item), ``concurrency`` at once, on threads carrying
     this flow's context. Returns the results of those that returned (in item order), (name, error)
     for the others (each subflow records its own failure, so the others go on), and the reason
-    ``stop(result)`` gave to end the fan-out early: after it, no further item starts."""
+    ``stop(result)`` gave to end the fan-out early: after it, no further item starts. A subflow that
+    Prefect's API refused (5xx) is started again after each of ``pauses``."""
     order = {name: i for i, (name, _) in enumerate(items)}
     queue = iter(items)
     results: list[tuple[str, Any]] = []
@@ -54,7 +82,8 @@ def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: in
         def start_next() -> None:
             name, item = next(queue, (None, None))
             if name is not None and stopped is None and not interrupt.stopping():
-                running[pool.submit(contextvars.copy_context().run, subflow, item, *args)] = name
+                call = _resilient(subflow, name, pauses)
+                running[pool.submit(contextvars.copy_context().run, call, item, *args)] = name
 
         for _ in range(concurrency):
             start_next()
