@@ -191,6 +191,12 @@ MUTATIONS = [
         '        raise SandboxError(f"pytest wrote no report:\\n{tail}")\n',
         ("void_by_self_kill", "void_by_exit_4"),
     ),
+    Mutation(
+        "deep_json_raises", "parsing what the agent wrote (JSON nested too deeply)", "evoci/untrusted.py",
+        "    except RecursionError:\n", "    except ZeroDivisionError:\n",
+        ("tests/security/test_untrusted_json.py::"
+         "test_tool_arguments_nested_too_deeply_are_the_agents_outcome_and_the_task_is_scored",),
+    ),
 ]
 
 
