@@ -20,6 +20,7 @@ import json
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,7 +158,20 @@ class PresetCall:
     def after(self, workspace: Path, stdout: str) -> tuple[CliUsage | None, dict[str, str], str]:
         """The CLI's own usage, its kept session files (HOME-relative path → text) and its final answer."""
         files = read_home(workspace, self.preset.kept)
-        return self.preset.usage(stdout, files), files, self.preset.answer(stdout, files)
+        return _told(self.preset.usage, stdout, files, None), files, _told(self.preset.answer, stdout, files, "")
+
+
+def _told(read: Callable[[str, dict[str, str]], Any], stdout: str, files: dict[str, str], nothing: Any) -> Any:
+    """What ``read`` finds in the CLI's output and HOME files, or ``nothing``.
+
+    Both are the agent's to write (HOME is in its workspace): whatever they hold — a list where an
+    object was, JSON nested too deeply, a number that is not one — it is "the CLI said nothing",
+    never an exception that would fail the node as the harness's fault and leave the task unscored.
+    """
+    try:
+        return read(stdout, files)
+    except Exception:  # noqa: BLE001 — any parser's failure on agent-written text
+        return nothing
 
 
 def _fill(text: str, fields: dict[str, Any]) -> str:

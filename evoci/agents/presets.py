@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoci.gateway import CliUsage
+from evoci.untrusted import json_loads
 
 
 
@@ -186,7 +187,7 @@ def _mini_env(read_only: bool) -> dict[str, str]:
 
 def _mini_usage(stdout: str, files: dict[str, str]) -> CliUsage:
     try:
-        traj = json.loads(files.get(_MINI_TRAJ, ""))
+        traj = json_loads(files.get(_MINI_TRAJ, ""))
     except ValueError:
         return None
     usages = [((m.get("extra") or {}).get("response") or {}).get("usage") or {} for m in traj.get("messages", [])
@@ -263,7 +264,7 @@ def _json_lines(text: str) -> list[dict[str, Any]]:
         line = line.strip()
         if line.startswith("{"):
             try:
-                value = json.loads(line)
+                value = json_loads(line)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -275,7 +276,7 @@ def _last_json(text: str, keep: Callable[[dict[str, Any]], bool]) -> dict[str, A
     found = [d for d in _json_lines(text) if keep(d)]
     if not found:
         try:
-            whole = json.loads(text)
+            whole = json_loads(text)
         except ValueError:
             return None
         found = [whole] if isinstance(whole, dict) and keep(whole) else []

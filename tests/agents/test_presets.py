@@ -179,3 +179,34 @@ def test_per_role_agents(tools, tmp_path):
     assert config.architect.kind == "replay"
     assert config.programmer.kind == "command" and config.programmer.options["preset"]["name"] == "aider"
     assert os.path.basename(config.programmer.options["command"][0]) == "{program}"
+
+
+def test_what_the_agent_wrote_where_a_cli_keeps_its_usage_is_read_as_nothing_said(tools, tmp_path):
+    # The CLI's HOME is in the agent's workspace: its trajectory file and output are the agent's to
+    # write. A parser meeting a list, JSON nested too deeply or a number that is not one once
+    # raised, failing the node as the harness's fault (retried, then the task left unscored).
+    from evoci.agents.cli_agent import PresetCall, PresetSpec
+    from evoci.agents.presets import HOME_DIR
+
+    for name in ("mini-swe-agent", "claude-code"):
+        fake_install(tools, name, PINNED[name])
+
+    def after(kind: str, stdout: str, trajectory: str | None = None):
+        workspace = tmp_path / kind / "workspace"
+        (workspace / HOME_DIR).mkdir(parents=True, exist_ok=True)
+        if trajectory is not None:
+            (workspace / HOME_DIR / "mini-trajectory.json").write_text(trajectory)
+        options = resolve(AgentConfig(kind=kind, model="m"), "swe-ci").options
+        return PresetCall(PresetSpec(**options["preset"]), str(workspace)).after(workspace, stdout)
+
+    deep = "[" * 100_000 + "]" * 100_000
+    for hostile in ("[]", deep, '{"messages": [{"role": "assistant", "extra": []}]}',
+                    '{"messages": [{"role": "assistant", "extra": {"response": {"usage": {"prompt_tokens": "x"}}}}]}'):
+        usage, _, answer = after("mini-swe-agent", "", hostile)
+        assert usage is None and answer == ""
+    honest = '{"messages": [{"role": "assistant", "extra": {"response": {"usage": {"prompt_tokens": 7, "completion_tokens": 2}}}}]}'
+    usage, _, _ = after("mini-swe-agent", "", honest)
+    assert (usage.input_tokens, usage.output_tokens, usage.calls) == (7, 2, 1)
+    for stdout in (deep, '{"type": "result", "usage": []}', '[{"type": "result"}]'):
+        usage, _, answer = after("claude-code", stdout)
+        assert isinstance(answer, str)
