@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evoci.errors import DatasetError
+from evoci.untrusted import json_loads
 
 PROTOCOLS = ("swe-ci", "swe-evo", "nitr", "swe-bench-cl")
 BUILTIN = {"demo": "swe-ci", "swe-evo-demo": "swe-evo", "swe-bench-cl-demo": "swe-bench-cl", "nitr": "nitr"}
@@ -40,11 +41,11 @@ def _records(path: Path) -> Iterator[Any]:
     """Every record of a JSON file (an object or a list of them) or of a JSONL file, parsed whole."""
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        value = json.loads(text)
+        value = json_loads(text)
     except json.JSONDecodeError:
         for line in text.splitlines():
             try:
-                yield json.loads(line)
+                yield json_loads(line)
             except json.JSONDecodeError:
                 continue  # the protocol's loader lists the line as a bad one
         return

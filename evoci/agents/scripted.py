@@ -33,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from evoci.agents import scripted_stream as stream
+from evoci.untrusted import json_loads
 
 Spec = dict[str, Any]
 Script = Iterable[Spec] | Callable[[str, dict[str, Any]], Spec | None]
@@ -196,13 +197,18 @@ class ScriptedLLMServer:
     # -- answering -------------------------------------------------------------------------
     def _handle(self, path: str, headers: dict[str, str], raw: str) -> tuple[int, dict[str, str], Any]:
         protocol = PATHS.get(path.split("?", 1)[0])
-        body = json.loads(raw or "{}")
+        try:
+            body = json_loads(raw or "{}")
+        except ValueError:
+            body = None
         with self._lock:
             self.requests.append(RecordedRequest(protocol or "unknown", path, headers, body, raw, time.monotonic()))
             self._ids += 1
             serial = self._ids
         if protocol is None:
             return 404, {}, {"error": {"message": f"no route {path}", "type": "not_found"}}
+        if not isinstance(body, dict):  # as the real APIs answer a body they cannot read
+            return self._error(protocol, {"error": "invalid", "message": "the request body is not a JSON object"})
         problem = _check_conversation(protocol, body) if self.strict and protocol != "responses" else None
         if problem:
             return self._error(protocol, {"error": "invalid", "message": problem})

@@ -36,6 +36,7 @@ from evoci.agents.llm.prices import cost_usd, price_for
 from evoci.errors import InputError, ProviderRejected, ProviderUnavailable
 from evoci.gateway import PUBLIC_APIS, SOCKET_NAME, CliUsage, GatewayConfig, GatewayEndpoint, UsageCheck
 from evoci.gateway import usage as usage_of
+from evoci.untrusted import json_loads
 
 # Request headers never forwarded: the sandbox's credentials, hop-by-hop and length/encoding
 # headers (the gateway re-frames bodies and must read answers uncompressed).
@@ -172,7 +173,7 @@ class Gateway:
         if refusal:
             return _refuse(handler, *refusal)
         try:
-            request = json.loads(body or b"{}")
+            request = json_loads(body or b"{}")
         except ValueError:
             request = None
         if isinstance(request, dict) and protocol == "chat" and request.get("stream"):

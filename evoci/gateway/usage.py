@@ -15,9 +15,10 @@ made-up 0 passed off as measured.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from evoci.untrusted import json_loads
 
 PROTOCOLS = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
 
@@ -50,7 +51,7 @@ def from_json(protocol: str, body: bytes) -> Usage:
     """The usage of a non-streamed answer."""
     usage = Usage()
     try:
-        data = json.loads(body)
+        data = json_loads(body)
     except (ValueError, UnicodeDecodeError):
         return usage
     if isinstance(data, dict):
@@ -85,7 +86,7 @@ class StreamReader:
         if not payload or payload == b"[DONE]":
             return
         try:
-            data = json.loads(payload)
+            data = json_loads(payload)
         except (ValueError, UnicodeDecodeError):
             return
         if isinstance(data, dict):

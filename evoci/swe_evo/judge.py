@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from evoci.agents.base import ModelCall
 from evoci.agents.llm.client import ChatModel, ModelError, complete_with_retries
+from evoci.untrusted import json_loads
 
 # The paper's seven primary labels, each with evoci's one-line summary of its meaning.
 LABELS: dict[str, str] = {
@@ -85,7 +86,7 @@ def _parse(reply: str) -> tuple[str | None, str]:
     if not match:
         return None, ""
     try:
-        value = json.loads(match.group(0))
+        value = json_loads(match.group(0))
     except json.JSONDecodeError:
         return None, ""
     label = value.get("label") if isinstance(value, dict) else None

@@ -208,3 +208,15 @@ def test_only_the_model_paths_are_forwarded(server) -> None:
         assert client.get("http://127.0.0.1:4780/v1/models").status_code == 404
         assert client.head("http://127.0.0.1:4780/").status_code == 200
         assert server.requests == [] and gw.calls == []
+
+
+def test_a_request_nested_too_deeply_to_read_is_relayed_as_the_agents_own_bad_request(server) -> None:
+    # json.loads raises RecursionError on it: before, the gateway's handler died and the CLI lost its connection.
+    deep = b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with gateway(server) as gw:
+        answer = http(gw).post("http://127.0.0.1:4780/v1/chat/completions", content=deep,
+                               headers={"content-type": "application/json"})
+        assert answer.status_code == 400  # what the upstream said of it, relayed
+        gw.verdict()  # neither bad input nor an outage: the agent's own mistake
+        (call,) = gw.calls
+        assert call.error and "HTTP 400" in call.error
