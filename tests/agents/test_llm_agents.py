@@ -185,7 +185,8 @@ def test_limits_end_the_attempt(serve, protocol, ctx: AgentContext, limit: dict,
         calls = 1
     outcome = programmer(serve(looping(0.2 if "max_seconds" in limit else 0)), protocol, **limit).run(ctx)
     assert outcome.status is AgentStatus.LIMIT and says in outcome.message
-    assert len(outcome.calls) == calls if calls else 2 <= len(outcome.calls) <= 3
+    # 0.2 s a call against 0.5 s: at most 3 calls; a loaded machine may fit only 1 (never an unbounded loop).
+    assert len(outcome.calls) == calls if calls else 1 <= len(outcome.calls) <= 3
     assert outcome.trajectory[-1]["role"] == "tool"  # the trajectory is kept to the end
 
 
