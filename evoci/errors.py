@@ -116,17 +116,25 @@ class ProviderUnavailable(InfrastructureError):
 def is_infrastructure(exc: BaseException | None) -> bool:
     """True when ``exc`` is an infrastructure failure that deserves a retry.
 
-    Besides evoci's own, that is Prefect's API answering 5xx or 429 after its client's own
-    retries: its SQLite database stayed locked under many concurrent writers, say. Nothing the
-    agent did can cause that, so it is never an agent's outcome nor a reason to give up.
+    Besides evoci's own, that is Prefect's API answering 5xx or 429, or not answering in time,
+    after its client's own retries: its SQLite database stayed locked under many concurrent
+    writers, say. Nothing the agent did can cause that, so it is never an agent's outcome nor a
+    reason to give up.
     """
     return isinstance(exc, InfrastructureError) or orchestration_unavailable(exc)
 
 
 def orchestration_unavailable(exc: BaseException | None) -> bool:
-    """True when ``exc`` is Prefect's API answering 5xx or 429 (after its client's own retries)."""
+    """True when ``exc`` is Prefect's API answering 5xx or 429, or its connection failing or timing out.
+
+    A bare httpx transport error can only be Prefect's client: evoci's model clients raise their
+    SDKs' own errors, classified as ``ProviderUnavailable``, and the gateway uses ``http.client``.
+    """
+    import httpx
     from prefect.exceptions import PrefectHTTPStatusError
 
+    if isinstance(exc, httpx.TransportError):
+        return True
     if not isinstance(exc, PrefectHTTPStatusError):
         return False
     status = exc.response.status_code

@@ -56,7 +56,7 @@ def _resilient(subflow: Any, name: str, pauses: tuple[float, ...]) -> Callable[.
                 if pause is None or not orchestration_unavailable(exc) or interrupt.stopping():
                     raise
                 run_logger().warning("%s: Prefect's API is unavailable (%s); starting it again in %.0f s",
-                                         name, str(exc).splitlines()[0][:200], pause)
+                                         name, (str(exc).splitlines() or [type(exc).__name__])[0][:200], pause)
                 interrupt.sleep(pause)
         raise AssertionError("unreachable")
 
@@ -191,7 +191,7 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
         if stopped:
             raise ProviderRejected(stopped)
         if failed:
-            listed = "; ".join(f"{task_id}: {exc}" for task_id, exc in failed)
+            listed = "; ".join(f"{task_id}: {str(exc) or type(exc).__name__}" for task_id, exc in failed)
             if all(is_infrastructure(exc) for _, exc in failed):
                 raise RuntimeError(f"{len(failed)} task(s) failed for infrastructure reasons: {listed} — retry this flow "
                                    "run, or run the same command again, to redo only what did not complete")

@@ -37,6 +37,13 @@ def test_a_subflow_the_api_refused_is_started_again_until_it_runs():
     assert subflow.calls.count("a") == 3 and subflow.calls.count("b") == 1
 
 
+def test_a_subflow_whose_run_could_not_even_be_created_in_time_is_started_again():
+    # A locked SQLite server can also not answer at all: the client's read times out, with no message.
+    subflow = Subflow({"a": [httpx.ReadTimeout("")]})
+    results, failed, _ = each_in_subflows(subflow, [("a", "a")], 1, pauses=(0.0,))
+    assert results == ["a"] and failed == [] and subflow.calls == ["a", "a"]
+
+
 def test_a_refusal_that_lasts_past_the_pauses_fails_the_task_and_the_others_go_on():
     subflow = Subflow({"a": [refused(503)] * 4})
     results, failed, _ = each_in_subflows(subflow, [("a", "a"), ("b", "b")], 1, pauses=(0.0, 0.0))
