@@ -49,16 +49,16 @@ def _resilient(subflow: Any, name: str, pauses: tuple[float, ...]) -> Callable[.
     """``subflow``, started again after each pause in ``pauses`` while Prefect's API is unavailable."""
 
     def call(*args: Any) -> Any:
-        for pause in (*pauses, None):
+        for pause in pauses:
             try:
                 return subflow(*args)
             except Exception as exc:
-                if pause is None or not orchestration_unavailable(exc) or interrupt.stopping():
+                if not orchestration_unavailable(exc) or interrupt.stopping():
                     raise
                 run_logger().warning("%s: Prefect's API is unavailable (%s); starting it again in %.0f s",
-                                         name, (str(exc).splitlines() or [type(exc).__name__])[0][:200], pause)
+                                     name, (str(exc).splitlines() or [type(exc).__name__])[0][:200], pause)
                 interrupt.sleep(pause)
-        raise AssertionError("unreachable")
+        return subflow(*args)
 
     return call
 
