@@ -31,7 +31,6 @@ from evoci.errors import InputError
 from evoci.runtime import RunContext
 from evoci.store import transaction
 from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
-from evoci.workspace import Workspace
 
 
 @flow(name="curate", flow_run_name="curate-{run_id}")
@@ -72,7 +71,6 @@ def _check_pair(task_id: str, repo: str, candidate: Candidate, config: CurateCon
     nodes = run_nodes(run)
     try:
         prepared = nodes["prepare"](task, run)
-        Workspace(Path(prepared.workspace)).clear_stale_locks()  # a killed process's git locks: the pair is ours
         oracle, prepared = oracle_with_repairs(nodes, prepared, run)
         targets = sorted(oracle.passed())
         base = nodes["test"](prepared, run, "0", prepared.start_sha) if targets else None

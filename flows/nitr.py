@@ -72,7 +72,7 @@ def nitr_probe(probe: NitrProbe, config: RunConfig, dataset: str = "nitr", home:
             nodes["preflight"](probe, run)  # a sandbox that cannot build the probe is the harness's fault
             for attempt in range(run.config.attempts):
                 prepared = nodes["prepare"](probe, run, attempt)
-                # The probe's lease is ours: a git lock in the attempt's workspace is a killed process's.
+                # The run's lease is ours (the suite took it): a git lock in the attempt's workspace is a killed process's.
                 Workspace(Path(prepared.workspace)).clear_stale_locks()
                 sha, steps = prepared.start_sha, []
                 for step in range(1, probe.steps + 1):
