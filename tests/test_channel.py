@@ -60,3 +60,26 @@ def test_a_report_nested_too_deeply_to_read_is_no_report():
     stdout = f"EVOCI-REPORT 1 {len(tally)} {len(report)} {hashlib.sha256(body).hexdigest()}\n" + body.decode()
     got = read_frame(result(stdout))
     assert got.void is None and got.report is None and got.problem == "it is not JSON"
+
+
+def test_a_report_not_in_the_plugins_shape_is_no_report():
+    # Code under test can rewrite the report file after the plugin wrote it (a pytest_unconfigure
+    # hook): each of these once raised in the grader, and the node failed as the harness's fault.
+    def framed(report: str) -> str:
+        tally = "".join(f"{w}\tpassed\t0\tt.py::a\n" for w in ("setup", "call", "teardown")) + "end\t1\t\n"
+        body = (tally + report).encode("utf-8", errors="surrogateescape")
+        return f"EVOCI-REPORT 1 {len(tally)} {len(report)} {hashlib.sha256(body).hexdigest()}\n" + \
+            body.decode("utf-8", errors="surrogateescape")
+
+    hostile = [{"tests": [1]}, {"tests": {"a": 1}}, {"tests": True}, {"collectors": True}, {"collectors": [1]},
+               {"tests": [{"outcome": "passed"}]}, {"tests": [{"nodeid": ["a"], "outcome": "passed"}]},
+               {"tests": [{"nodeid": 5, "outcome": "passed"}]}, {"tests": [{"nodeid": "t.py::a", "setup": 5}]},
+               {"tests": [{"nodeid": "t.py::a", "outcome": "failed", "call": {"longrepr": {"x": 1}}}]},
+               {"collectors": [{"outcome": "failed"}]}, {"collectors": [{"nodeid": "t.py", "longrepr": 5}]},
+               {"tests": [{"nodeid": "\udcff", "outcome": "passed"}]}]
+    for report in hostile:
+        got = read_frame(result(framed(json.dumps(report))))
+        assert got.void is None and got.report is None and "shape" in got.problem, report
+    honest = {"tests": [{"nodeid": "t.py::a", "outcome": "failed", "call": {"outcome": "failed", "longrepr": "boom"}}],
+              "collectors": [{"nodeid": "", "outcome": "passed", "longrepr": None}]}
+    assert read_frame(result(framed(json.dumps(honest)))).report == honest

@@ -76,11 +76,55 @@ def read_frame(result: ExecResult) -> Frame:
     except ValueError:
         frame.problem = "it is not JSON"
         return frame
-    if isinstance(parsed, dict):
-        frame.report = parsed
-    else:
+    if not isinstance(parsed, dict):
         frame.problem = "it is not a JSON object"
+    elif (shape := _misshapen(parsed)) is not None:
+        frame.problem = f"it is not the report plugin's shape ({shape})"
+    else:
+        frame.report = parsed
     return frame
+
+
+def _misshapen(report: dict[str, Any]) -> str | None:
+    """What in ``report`` is not as pytest-json-report writes it, or None.
+
+    Code under test can rewrite the report file after the plugin wrote it; whatever it writes must
+    be read as no report (nothing passes, flagged), never raise in the grader. Every field the
+    graders read is checked: ``tests`` and ``collectors`` lists of objects whose ``nodeid`` is text
+    that can be stored, ``outcome`` text, stages objects, ``longrepr`` text.
+    """
+
+    def text(value: Any) -> bool:
+        if not isinstance(value, str):
+            return False
+        try:
+            value.encode("utf-8")  # a lone surrogate cannot be stored
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    def optional_text(value: Any) -> bool:
+        return value is None or text(value)
+
+    for key in ("tests", "collectors"):
+        items = report.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            return f"{key} is not a list"
+        for item in items:
+            if not isinstance(item, dict) or not text(item.get("nodeid")):
+                return f"an entry of {key} without a text nodeid"
+            if not optional_text(item.get("outcome")) or not optional_text(item.get("longrepr")):
+                return f"{key} entry {item['nodeid']!r} with an outcome or longrepr that is not text"
+            for when in ("setup", "call", "teardown"):
+                stage = item.get(when)
+                if stage is None:
+                    continue
+                if not isinstance(stage, dict) or not optional_text(stage.get("outcome")) \
+                        or not optional_text(stage.get("longrepr")):
+                    return f"{key} entry {item['nodeid']!r} with a malformed {when} stage"
+    return None
 
 
 def cross_check(reported: dict[str, str], frame: Frame) -> tuple[dict[str, str], list[str]]:
