@@ -59,6 +59,13 @@ def test_model_mistakes_become_error_results(sandbox: LocalSandbox) -> None:
     content, error = call(sandbox, "read_file", file="x", start_line="3")
     assert error and "missing path" in content and "unknown file" in content
     assert call(sandbox, "read_file", path="src/calc.py", start_line="3")[0].endswith("start_line must be of type integer")
+    # Once raised past the tool loop, failing the node as the harness's fault: null where text is
+    # required, and text with a lone surrogate (no file can hold it).
+    assert "missing path" in call(sandbox, "read_file", path=None)[0]
+    assert "missing content" in call(sandbox, "write_file", path="src/new.py", content=None)[0]
+    assert "missing pattern" in call(sandbox, "search_text", pattern=None)[0]
+    content, error = call(sandbox, "write_file", path="src/new.py", content="x = '\ud800'\n")
+    assert error and "content must be of type string" in content and not (sandbox.workspace / "src/new.py").exists()
 
 
 def test_tool_schemas_in_both_formats() -> None:

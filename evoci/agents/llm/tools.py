@@ -273,7 +273,7 @@ _TYPES = {"string": str, "integer": int, "boolean": bool}
 
 def _check_args(tool: Tool, args: dict[str, Any]) -> str:
     props, required = tool.parameters["properties"], tool.parameters["required"]
-    missing = [name for name in required if name not in args]
+    missing = [name for name in required if args.get(name) is None]  # null is no value: the tools need one
     unknown = [name for name in args if name not in props]
     wrong = [
         f"{name} must be of type {props[name]['type']}"
@@ -288,7 +288,17 @@ def _check_args(tool: Tool, args: dict[str, Any]) -> str:
 def _is(value: Any, type_name: str) -> bool:
     if type_name == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "string":  # text the workspace can hold: a lone surrogate cannot be written or searched for
+        return isinstance(value, str) and _encodable(value)
     return isinstance(value, _TYPES[type_name])
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 __all__ = ["Tool", "ToolCall", "ToolError", "ToolResult", "Workbench", "execute", "tools_for"]
