@@ -158,7 +158,17 @@ class PresetCall:
     def after(self, workspace: Path, stdout: str) -> tuple[CliUsage | None, dict[str, str], str]:
         """The CLI's own usage, its kept session files (HOME-relative path → text) and its final answer."""
         files = read_home(workspace, self.preset.kept)
-        return _told(self.preset.usage, stdout, files, None), files, _told(self.preset.answer, stdout, files, "")
+        usage = _told(self.preset.usage, stdout, files, None)
+        return (usage if _numbers(usage) else None), files, _told(self.preset.answer, stdout, files, "")
+
+
+def _numbers(usage: CliUsage | None) -> bool:
+    """Every count a CLI reported is a number (its JSON is the agent's to write: a string or a list
+    there would raise where the gateway's account is compared with it)."""
+    if usage is None:
+        return False
+    values = (usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.cost_usd, usage.calls)
+    return all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values)
 
 
 def _told(read: Callable[[str, dict[str, str]], Any], stdout: str, files: dict[str, str], nothing: Any) -> Any:

@@ -210,3 +210,9 @@ def test_what_the_agent_wrote_where_a_cli_keeps_its_usage_is_read_as_nothing_sai
     for stdout in (deep, '{"type": "result", "usage": []}', '[{"type": "result"}]'):
         usage, _, answer = after("claude-code", stdout)
         assert isinstance(answer, str)
+    # Parsed, but not numbers: compared with the gateway's account they raised TypeError.
+    for stdout in ('{"type": "result", "total_cost_usd": "1.5", "usage": {"input_tokens": 1, "output_tokens": 1}}',
+                   '{"type": "result", "usage": {"input_tokens": 1, "output_tokens": [[1]]}}'):
+        assert after("claude-code", stdout)[0] is None
+    usage, _, _ = after("claude-code", '{"type": "result", "total_cost_usd": 0.5, "usage": {"input_tokens": 3, "output_tokens": 1}}')
+    assert usage is not None and usage.cost_usd == 0.5
