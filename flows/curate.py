@@ -29,7 +29,8 @@ from evoci.curation import Candidate, CurateConfig, candidates
 from evoci.domain import RunConfig, SandboxConfig, TaskSpec, stable_hash
 from evoci.errors import InputError
 from evoci.runtime import RunContext
-from evoci.store import transaction
+from evoci.store import lease, transaction
+from evoci.workspace import Workspace
 from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
 
 
@@ -44,23 +45,27 @@ def curate(repos: list[str], config: CurateConfig = CurateConfig(), sandbox: San
     run_id = run_id or "curate-" + stable_hash({"repos": repos, "config": config.model_dump(), "sandbox": sandbox.model_dump()}, 10)
     run = RunContext.create(RunConfig(run_id=run_id, sandbox=sandbox, max_repairs=config.max_repairs), "curate",
                             home=home, db=db)
-    jobs: list[tuple[str, Candidate]] = []
-    for repo in repos:
-        found = candidates(git.Repo(repo), config)
-        log.info("%s: %d span(s), %d candidate pair(s) to test", repo, len(found), sum(c.reason is None for c in found))
-        for candidate in found:
-            if candidate.reason:
-                _record(run, repo, candidate, status="rejected", reason=candidate.reason)
-            else:
-                jobs.append((repo, candidate))
-    with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="curate") as pool:
-        futures = [pool.submit(contextvars.copy_context().run, check_pair, repo, c, config, run) for repo, c in jobs]
-    kept = [row for future in futures if (row := future.result())]
-    path = Path(output) if output else run.paths.home / "curation" / f"{run.run_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in kept))
-    log.info("curation %s: %d of %d tested pair(s) kept — dataset %s", run.run_id, len(kept), len(jobs), path)
-    return kept
+    # One writer per curation run, as for every run: a second process on it is refused (exit 75)
+    # before it writes a row or touches a workspace the first one is using.
+    with lease.scope():
+        lease.acquire(run.db, run.run_id)
+        jobs: list[tuple[str, Candidate]] = []
+        for repo in repos:
+            found = candidates(git.Repo(repo), config)
+            log.info("%s: %d span(s), %d candidate pair(s) to test", repo, len(found), sum(c.reason is None for c in found))
+            for candidate in found:
+                if candidate.reason:
+                    _record(run, repo, candidate, status="rejected", reason=candidate.reason)
+                else:
+                    jobs.append((repo, candidate))
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="curate") as pool:
+            futures = [pool.submit(contextvars.copy_context().run, check_pair, repo, c, config, run) for repo, c in jobs]
+        kept = [row for future in futures if (row := future.result())]
+        path = Path(output) if output else run.paths.home / "curation" / f"{run.run_id}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in kept))
+        log.info("curation %s: %d of %d tested pair(s) kept — dataset %s", run.run_id, len(kept), len(jobs), path)
+        return kept
 
 
 @flow(name="check-pair", flow_run_name="check-{task_id}")
@@ -71,6 +76,8 @@ def _check_pair(task_id: str, repo: str, candidate: Candidate, config: CurateCon
     nodes = run_nodes(run)
     try:
         prepared = nodes["prepare"](task, run)
+        # The run's lease is ours: a git lock in this pair's workspace is a killed process's, and would stop every node.
+        Workspace(Path(prepared.workspace)).clear_stale_locks()
         oracle, prepared = oracle_with_repairs(nodes, prepared, run)
         targets = sorted(oracle.passed())
         base = nodes["test"](prepared, run, "0", prepared.start_sha) if targets else None

@@ -83,3 +83,34 @@ def test_curate_keeps_and_rejects_the_hand_checked_pairs(tmp_path):
                  "--output", str(out2)]) == 0
     assert query(home2 / "evoci.duckdb", "select count(*) from curation_pairs") == [(2,)]
     assert [json.loads(line) for line in out2.read_text().splitlines()] == [task]
+
+
+def test_a_second_curate_on_a_run_another_process_writes_is_refused(tmp_path, capsys):
+    """Two curate commands on one curation run: the second is refused (exit 75) before it writes a row."""
+    import subprocess
+    import sys
+
+    from evoci.errors import EXIT_BUSY
+
+    calc = make_calc(tmp_path / "calc")
+    home = tmp_path / "home"
+    db = home / "evoci.duckdb"
+    home.mkdir()
+    # Another live process holds the run, as a running curate does.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\nfrom evoci.store import lease\n"
+         "lease.acquire(Path(sys.argv[1]), 'curate-calc')\nprint('held', flush=True)\ntime.sleep(600)", str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code = main(["curate", str(calc), "--min-changed-lines", "1", "--run-id", "curate-calc", "--home", str(home)])
+        err = capsys.readouterr().err
+        assert code == EXIT_BUSY, err
+        assert "is being written by another evoci process" in err
+        assert query(db, "select count(*) from curation_pairs") == [(0,)]
+    finally:
+        holder.kill()
+        holder.wait()
+    # Once it is gone, the same command runs (its lease is taken over at once: its process is dead).
+    assert main(["curate", str(calc), "--min-changed-lines", "1", "--run-id", "curate-calc", "--home", str(home)]) == 0
+    assert query(db, "select count(*) from curation_pairs") == [(2,)]
