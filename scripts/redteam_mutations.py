@@ -71,6 +71,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REDTEAM = "tests/security/test_redteam.py::test_a_hostile_programmer_cannot_change_its_grade[local-{}]"
 LINKS = "tests/security/test_link_attacks.py::"
 SWE_EVO = "tests/security/test_swe_evo_attacks.py::"
+UNTRUSTED_PATHS = "tests/security/test_untrusted_paths.py::"
 TIMEOUT_S = 3600  # one mutation's tests, all together
 
 
@@ -196,6 +197,39 @@ MUTATIONS = [
         "    except RecursionError:\n", "    except ZeroDivisionError:\n",
         ("tests/security/test_untrusted_json.py::"
          "test_tool_arguments_nested_too_deeply_are_the_agents_outcome_and_the_task_is_scored",),
+    ),
+    Mutation(
+        "long_json_number_raises", "parsing what the agent wrote (a number too long for int())",
+        "evoci/untrusted.py",
+        "    except ValueError as exc:  # a number", "    except ZeroDivisionError as exc:  # a number",
+        (UNTRUSTED_PATHS + "test_llm_tool_arguments_no_system_takes_are_the_models_errors_and_the_task_is_scored",),
+    ),
+    Mutation(
+        "tool_arguments_unchecked", "names and patterns no system takes (LLM tools)", "evoci/agents/llm/tools.py",
+        "        problem = path_problem(path)\n", "        problem = None\n",
+        (UNTRUSTED_PATHS + "test_llm_tool_arguments_no_system_takes_are_the_models_errors_and_the_task_is_scored",),
+        also=(('if os.path.normpath(path) == "." or path.endswith("/"):', "if False:"),
+              ('if "\\0" in args["pattern"]:', "if False:"),
+              ('if len(args["pattern"].encode()) > PATTERN_BYTES:', "if False:"),
+              ("_TREE_ERRNOS = frozenset({errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP, errno.EISDIR})",
+               "_TREE_ERRNOS = frozenset()")),
+        why="one check per kind of argument (the path's text, a folder as the file, the pattern, the tree's "
+            "shape); the test sends every kind",
+    ),
+    Mutation(
+        "nitr_answer_names_unchecked", "names and text no tree can hold (NITR answers)", "evoci/nitr/agents.py",
+        "        problem = path_problem(name)\n", "        problem = None\n",
+        (UNTRUSTED_PATHS
+         + "test_nitr_api_answers_with_files_no_tree_can_hold_are_invalid_output_and_every_probe_is_scored",),
+        also=(('if name.endswith("/") or posixpath.normpath(name) == ".":', "if False:"),
+              ('if not storable(item["content"]):', "if False:")),
+        why="one check per kind (the name's text, a folder as the file, the content); the test sends every kind",
+    ),
+    Mutation(
+        "unreadable_reply_raises", "replies the model API's SDK cannot read (Anthropic tool input nested too deeply)",
+        "evoci/agents/llm/client.py",
+        "    except (RecursionError, ValueError) as exc:", "    except ZeroDivisionError as exc:",
+        (UNTRUSTED_PATHS + "test_an_anthropic_tool_input_too_deep_to_read_is_a_model_error_and_the_task_is_scored",),
     ),
 ]
 

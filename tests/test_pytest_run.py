@@ -10,6 +10,7 @@ from evoci.domain import TestStatus as Status  # a name pytest does not try to c
 from evoci.errors import SandboxError, TaskSpecError
 from evoci.pytest_run import DETAIL_LIMIT, run_pytest
 from evoci.sandbox import LocalEnvironments, LocalSandbox
+from evoci.sandbox.environment import resolve_environment
 from evoci.sandbox.bwrap import BwrapOptions
 from tests.sandbox import built_env, kill_if_alive, make_codebase, process_gone  # noqa: F401
 
@@ -226,3 +227,45 @@ def test_an_environment_without_pytest_is_an_infrastructure_error(run, tmp_path)
     bare = LocalEnvironments(tmp_path / "envs").ensure(EnvironmentSpec())  # no pytest installed
     with pytest.raises(SandboxError, match="canary"):
         run({"tests/test_ok.py": "def test_ok():\n    pass\n"}, environment=bare)
+
+
+def _plugin_wheel(folder, name: str, value: str):
+    """A wheel of package ``name`` (``VALUE = value``) that declares ``name.plugin`` a pytest plugin,
+    as dvc declares ``dvc.testing.plugin``: written by hand, so installing it needs no build tools."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {
+        f"{name}/__init__.py": f"VALUE = {value!r}\n",
+        f"{name}/plugin.py": f"import pytest\n\nimport {name}\n\n\n@pytest.fixture\ndef project_value():\n    return {name}.VALUE\n",
+        f"{name}-1.0.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+        f"{name}-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: evoci-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{name}-1.0.dist-info/entry_points.txt": f"[pytest11]\n{name} = {name}.plugin\n",
+    }
+    record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+                     f"{len(text.encode())}\n" for path, text in files.items())
+    files[f"{name}-1.0.dist-info/RECORD"] = record + f"{name}-1.0.dist-info/RECORD,,\n"
+    wheel = folder / f"{name}-1.0-py3-none-any.whl"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def test_a_plugin_the_project_declares_tests_the_trees_code_not_the_installed_copy(run, tmp_path):
+    # The environment holds the project as released (its plugin declared by metadata); the tree
+    # is the agent's version of it. The tests must import the tree's package, plugin included.
+    wheel = _plugin_wheel(tmp_path / "wheels", "plugproj", "installed")
+    env = LocalEnvironments(tmp_path / "envs").ensure(resolve_environment({}).with_requirements([str(wheel)]))
+    report = run({
+        "plugproj/__init__.py": "VALUE = 'tree'\n",
+        "plugproj/plugin.py": "import pytest\n\nimport plugproj\n\n\n@pytest.fixture\ndef project_value():\n"
+                              "    return plugproj.VALUE + ' (plugin)'\n",
+        # The fixture comes from the project's plugin, which pytest must still load.
+        "tests/test_value.py": "import plugproj\n\n\ndef test_the_tree_is_tested(project_value):\n"
+                               "    assert (plugproj.VALUE, project_value) == ('tree', 'tree (plugin)')\n",
+    }, environment=env)
+    assert report.status is Status.OK, report.output_tail
+    assert report.outcomes == {"tests/test_value.py::test_the_tree_is_tested": "passed"}, report.output_tail

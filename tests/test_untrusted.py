@@ -10,7 +10,7 @@ from evoci.datasets import load_dataset
 from evoci.errors import DatasetError
 from evoci.settings import Paths
 from evoci.swe_evo.predictions import load_predictions
-from evoci.untrusted import json_loads
+from evoci.untrusted import json_loads, path_problem, storable
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -39,3 +39,20 @@ def test_a_predictions_line_nested_too_deeply_is_named_as_bad_input(tmp_path):
     predictions.write_text(json.dumps({"instance_id": "i", "test_result": {"git_patch": ""}}) + "\n" + DEEP + "\n")
     with pytest.raises(DatasetError, match="nested too deeply to read"):
         load_predictions(predictions)
+
+
+def test_a_number_too_long_for_int_is_a_decode_error():
+    long_number = '{"start_line": ' + "1" * 5000 + "}"
+    with pytest.raises(ValueError, match="4300 digits"):
+        json.loads(long_number)  # a plain ValueError: every caller let it through
+    with pytest.raises(json.JSONDecodeError, match="Exceeds the limit"):
+        json_loads(long_number)
+
+
+def test_a_path_no_file_can_have_says_why():
+    assert path_problem("src/calc.py") is None and path_problem("./src/" + "é" * 126 + ".py") is None
+    assert path_problem("src/a\0.py") == "contains a NUL character"
+    assert path_problem("src/\udcff.py") == "is not valid text (a lone surrogate)"
+    assert path_problem("src/" + "é" * 128) == "has a name longer than 255 bytes"  # bytes, not characters
+    assert path_problem("/".join(["b" * 200] * 30)) == "is longer than 4095 bytes"
+    assert storable("text ✓") and not storable("x = '\udcff'")

@@ -154,7 +154,7 @@ class ScriptedLLMServer:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                         self.wfile.flush()
                     return
-                data = json.dumps(body).encode()
+                data = _encode(body)
                 self.send_response(status)
                 for name, value in {"content-type": "application/json", **headers}.items():
                     self.send_header(name, value)
@@ -297,6 +297,28 @@ def _openai_reply(spec: Spec, model: str, usage: dict[str, int], serial: int) ->
     }
 
 
+class Verbatim(str):
+    """JSON text sent as it is: a tool input the model wrote deeper than ``json.dumps`` can write."""
+
+
+def _encode(body: Any) -> bytes:
+    """``body`` as JSON, each ``Verbatim`` in it spliced in as written."""
+    verbatim: list[str] = []
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, Verbatim):
+            verbatim.append(value)
+            return f"\0verbatim {len(verbatim) - 1}\0"
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        return [mark(v) for v in value] if isinstance(value, list) else value
+
+    text = json.dumps(mark(body))
+    for index, raw in enumerate(verbatim):
+        text = text.replace(json.dumps(f"\0verbatim {index}\0"), raw)
+    return text.encode()
+
+
 def _anthropic_reply(spec: Spec, model: str, usage: dict[str, int], serial: int) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if spec.get("text") or spec.get("refusal"):
@@ -308,6 +330,8 @@ def _anthropic_reply(spec: Spec, model: str, usage: dict[str, int], serial: int)
                 arguments = json.loads(arguments)
             except json.JSONDecodeError:
                 pass
+            except (RecursionError, ValueError):  # JSON, but too deep (too long a number) for Python
+                arguments = Verbatim(arguments)
         content.append({"type": "tool_use", "id": f"toolu_{serial}_{i}", "name": c["name"], "input": arguments})
     stop = "refusal" if spec.get("refusal") else ("tool_use" if spec.get("tool_calls") else "end_turn")
     stop = {"length": "max_tokens"}.get(spec.get("finish_reason"), spec.get("finish_reason")) or stop

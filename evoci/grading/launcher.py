@@ -8,7 +8,10 @@ built it; the agent cannot add to it) while nothing of the tree is importable: a
 ``_pytest/`` or ``pytest_jsonreport.py`` in the tree shadows nothing. Then it switches plugin
 autoloading off (so a plugin declared by metadata planted in the tree is never loaded), names the
 environment's plugins with ``-p``, puts the tree's import paths in front of ``sys.path`` (as
-``python -m pytest`` with ``PYTHONPATH`` would) and runs pytest.
+``python -m pytest`` with ``PYTHONPATH`` would) and runs pytest. A plugin whose package the tree
+itself holds (the project under test declares it: dvc's ``dvc.testing.plugin``) is the one
+exception: it is named with ``-p`` but left for pytest to import once the tree is on the path, so
+the code tested is the tree's, never the copy installed in the environment.
 
 **Two processes, one writer.** The launcher forks before anything is imported. The parent, the
 *collector*, never imports pytest nor any code of the tree; it alone keeps the channel to the
@@ -39,6 +42,8 @@ both the report and the tally consistently; the static scan of its source
 (``evoci.grading.sabotage``) and these checks make that a flagged act, never a quiet one.
 """
 
+from evoci.grading.shadows import RUNNER_MODULES
+
 LAUNCHER = r"""
 import os, signal, sys
 host = os.dup(1)  # the channel to the harness; only the collector keeps it
@@ -54,7 +59,6 @@ signal.signal(signal.SIGCHLD, lambda *_: None)
 signal.set_wakeup_fd(wake_w)
 child = os.fork()
 if child:
-    import hashlib, select
     for fd in (tally_w, go_r):
         os.close(fd)
     try:
@@ -62,8 +66,12 @@ if child:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/<pid>/fd, no ptrace
     except Exception as exc:
         print(f"evoci: the collector could not make itself non-dumpable: {exc!r}", file=sys.stderr)
-    os.write(go_w, b"g")
+    try:
+        os.write(go_w, b"g")
+    except BrokenPipeError:  # the test process ended before it needed the word
+        pass
     os.close(go_w)
+    import hashlib, select  # after the word: the test process starts meanwhile
     chunks, status, open_ = [], None, True
     while status is None:
         ready = select.select([tally_r, wake_r] if open_ else [wake_r], [], [])[0]
@@ -103,13 +111,24 @@ for fd in (host, tally_r, go_w, wake_r, wake_w):
     os.close(fd)
 signal.set_wakeup_fd(-1)
 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-os.read(go_r, 1)  # the collector is out of reach before any code of the tree runs
-os.close(go_r)
-import importlib.metadata
+import importlib.metadata  # the standard library only (-I): imported while the collector gets out of reach
+os.read(go_r, 1)  # the collector is out of reach before any code of the tree runs (an editable install
+os.close(go_r)    # in the environment can make even `import pytest` the tree's)
 import pytest
 names = []
 found = importlib.metadata.entry_points()
+def in_tree(module):
+    top = module.partition(".")[0]
+    return top not in RUNNER and any(os.path.isdir(os.path.join(p, top)) or os.path.isfile(os.path.join(p, top + ".py"))
+                                     for p in (root, *paths))
+RUNNER = set(RUNNER_MODULES)  # never deferred: a look-alike in the tree is removed before the run anyway
 for ep in found.select(group="pytest11") if hasattr(found, "select") else found.get("pytest11", ()):  # Python < 3.10
+    if in_tree(ep.value.partition(":")[0]):
+        # The project under test declares this plugin (dvc's dvc.testing.plugin): loaded by pytest
+        # once the tree is on the path, so its package is the tree's, not the copy installed in
+        # the environment. It is tree code like a conftest.py, and runs after the watch is taken.
+        names.append(ep.name)
+        continue
     try:
         ep.load()  # imported now, from the environment; later imports by name find this module
         names.append(ep.name)
@@ -153,5 +172,8 @@ os.write(tally_w, ("end\t%d\t%s\n" % (code, "\t".join(changed[:50]))).encode())
 sys.stderr.flush()
 os._exit(code)
 """
+
+# The runner's own modules are always the environment's (evoci.grading.shadows removes look-alikes).
+LAUNCHER = LAUNCHER.replace("RUNNER_MODULES", repr(sorted(RUNNER_MODULES)))
 
 FRAME = b"EVOCI-REPORT "

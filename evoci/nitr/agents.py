@@ -16,6 +16,7 @@ Later TASK files, the spec, the evaluator and other probes are never passed in.
 from __future__ import annotations
 
 import json
+import posixpath
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from evoci.domain import AgentConfig
 from evoci.errors import InputError
 from evoci.nitr.loader import NitrProbe
 from evoci.sandbox.base import Sandbox
-from evoci.untrusted import json_loads
+from evoci.untrusted import json_loads, path_problem, storable
 
 SOLUTIONS = ("intended", "shortcut", "broken", "no-build")
 
@@ -184,7 +185,15 @@ def clear_harness_dir(workspace: Path) -> list[str]:
 
 
 def parse_files_answer(text: str) -> tuple[dict[str, str] | None, str]:
-    """API mode's answer as path → content, or None and what is wrong with it."""
+    """API mode's answer as path → content (normalized: ``a//./b`` is ``a/b``), or None and what is wrong with it.
+
+    One file no tree can hold makes the whole answer malformed (``invalid_output``, nothing
+    written, the probe graded on the code as it was), as one without a string content always
+    did: a name with a NUL, over 255 bytes a part or naming a folder (``.``, ``src/``), and text
+    that is not valid Unicode (a lone surrogate, ``untrusted.storable`` says why it is not
+    repaired). Checked before anything is written, so no answer is half applied and none makes
+    the harness raise while it writes.
+    """
     body = text.strip()
     if body.startswith("```"):
         body = body.strip("`").split("\n", 1)[-1] if "\n" in body else ""
@@ -200,9 +209,22 @@ def parse_files_answer(text: str) -> tuple[dict[str, str] | None, str]:
     for index, item in enumerate(files):
         if not isinstance(item, dict) or not isinstance(item.get("filename"), str) or not isinstance(item.get("content"), str):
             return None, f"files[{index}] needs string fields filename and content"
-        name = item["filename"].strip().lstrip("./") if item["filename"].startswith("./") else item["filename"].strip()
+        name = item["filename"].strip()
+        while name.startswith("./"):
+            name = name[2:]
         parts = Path(name).parts
         if not name or Path(name).is_absolute() or ".." in parts or (parts and parts[0] in (HARNESS_DIR, ".git")):
             return None, f"files[{index}].filename {item['filename']!r} must be a path inside the repository"
-        result[name] = item["content"]
+        problem = path_problem(name)
+        if problem:
+            return None, f"files[{index}].filename {_shown(item['filename'])} {problem}"
+        if name.endswith("/") or posixpath.normpath(name) == ".":
+            return None, f"files[{index}].filename {item['filename']!r} names a folder, not a file"
+        if not storable(item["content"]):
+            return None, f"files[{index}].content is not valid text (a lone surrogate): no file can hold it"
+        result[posixpath.normpath(name)] = item["content"]
     return result, ""
+
+
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 120 else name[:120] + "...")

@@ -234,3 +234,29 @@ def test_tool_arguments_nested_too_deeply_go_back_to_the_model(serve, protocol, 
     assert outcome.status is AgentStatus.OK, outcome.message
     error, good = tool_messages(outcome)
     assert error["is_error"] and not good["is_error"]
+
+
+def test_an_anthropic_tool_input_nested_too_deeply_is_a_model_error(serve, ctx: AgentContext) -> None:
+    # Anthropic sends a tool_use input as JSON on the wire; the SDK reads the reply with json.loads,
+    # which raised RecursionError out of the agent: the node failed as the harness's fault.
+    deep = '{"path": ' * 100_000 + '"src/calc.py"' + "}" * 100_000
+    server = serve([tool_call("read_file", deep), text("never sent")])
+    outcome = programmer(server, "anthropic").run(ctx)
+    assert outcome.status is AgentStatus.MODEL_ERROR, outcome.message
+    assert "could not be read (nested too deeply)" in outcome.message
+    assert len(server.requests) == 1 and outcome.calls[0].error  # the call is recorded, not retried
+
+
+def test_a_number_too_long_to_read_is_the_models_error(serve, protocol, ctx: AgentContext) -> None:
+    # json.loads raises a plain ValueError on a number of more than 4,300 digits: in tool arguments
+    # (OpenAI's JSON text) it goes back to the model; in a reply the SDK reads (Anthropic's tool
+    # input) it is a model error. Either way the agent's outcome, never an exception.
+    arguments = '{"path": "src/calc.py", "start_line": ' + "1" * 5000 + "}"
+    server = serve([tool_call("read_file", arguments), text("ok")])
+    outcome = programmer(server, protocol).run(ctx)
+    if protocol == "openai":
+        assert outcome.status is AgentStatus.OK, outcome.message
+        [error] = tool_messages(outcome)
+        assert error["is_error"] and "Exceeds the limit (4300 digits)" in error["content"]
+    else:
+        assert outcome.status is AgentStatus.MODEL_ERROR and "could not be read (Exceeds the limit" in outcome.message

@@ -92,3 +92,32 @@ def test_tools_refuse_git_evoci_internals_and_links_out_of_the_workspace(sandbox
     # The architect's inputs and output stay reachable.
     text, is_error = call(sandbox, "write_file", Role.ARCHITECT, path=REQUIREMENT_FILE, content="<requirements/>")
     assert not is_error, text
+
+
+def test_arguments_no_file_system_or_program_takes_are_error_results(sandbox: LocalSandbox) -> None:
+    # Each once raised out of the agent loop (OSError, ValueError), failing the node as the harness's
+    # fault: a name over 255 bytes, the workspace root or a folder as the file to write, a NUL, a
+    # pattern too long to pass to grep, a path through a file.
+    long_name = "a" * 300
+    for name, args in [("read_file", {"path": long_name}), ("write_file", {"path": long_name, "content": "x"}),
+                       ("replace_text", {"path": f"src/{long_name}", "old": "a", "new": "b"})]:
+        content, error = call(sandbox, name, **args)
+        assert error and "has a name longer than 255 bytes" in content, (name, content)
+    deep = "/".join(["b" * 200] * 30)  # every name fits, the whole is past what the system opens
+    assert "is longer than 4095 bytes" in call(sandbox, "read_file", path=deep)[0]
+    for path in (".", "", "./", "src/"):
+        content, error = call(sandbox, "write_file", path=path, content="x")
+        assert error and "names a folder; give the path of a file" in content, (path, content)
+    content, error = call(sandbox, "write_file", path="src", content="x")
+    assert error and "src is a directory" in content and (sandbox.workspace / "src" / "calc.py").is_file()
+    assert call(sandbox, "read_file", path="src") == ("error: src is a directory; use list_dir", True)
+    for name, args in [("search_text", {"pattern": "a\0b"}), ("search_text", {"pattern": "a\0b", "regex": True}),
+                       ("read_file", {"path": "src/calc\0.py"}), ("list_dir", {"path": "src\0"}),
+                       ("write_file", {"path": "x\0.py", "content": "x"}), ("search_text", {"pattern": "a", "path": "\0"})]:
+        content, error = call(sandbox, name, **args)
+        assert error and "NUL character" in content, (name, content)
+    content, error = call(sandbox, "search_text", pattern="x" * 200_000)
+    assert error and "longer than 10000 bytes" in content
+    content, error = call(sandbox, "read_file", path="src/calc.py/inner.py")
+    assert error and "Not a directory" in content
+    assert sorted(p.name for p in sandbox.workspace.iterdir()) == [".evoci", "src", "tests"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from evoci.nitr.agents import parse_files_answer
+from evoci.agents.base import AgentStatus
+from evoci.nitr.agents import materialize, parse_files_answer
 from evoci.nitr.evaluator import NitrEvaluatorError, evaluate
 from evoci.nitr.file_checks import baseline_diff, frozen_paths, required_paths, run_check, source_analysis
 from evoci.nitr.pipeline import Module, parse_pipeline
@@ -141,7 +143,55 @@ def test_a_check_passes_by_exit_code_and_a_failed_build_is_e_after_every_module_
     ('{"files": [{"filename": "a.py"}]}', None, "needs string fields"),
     ('{"files": [{"filename": "../x.py", "content": ""}]}', None, "must be a path inside"),
     ('{"files": [{"filename": ".evoci/p", "content": ""}]}', None, "must be a path inside"),
+    ('{"files": [{"filename": "./.evoci/p", "content": ""}]}', None, "must be a path inside"),
+    ('{"files": [{"filename": "./../x.py", "content": ""}]}', None, "must be a path inside"),
+    ('{"files": [{"filename": "src//./a.py", "content": "x"}]}', {"src/a.py": "x"}, ""),
+    ('{"files": [{"filename": "./.github/ci.yml", "content": "x"}]}', {".github/ci.yml": "x"}, ""),
 ])
 def test_api_answers_are_validated(answer, files, problem):
     got, why = parse_files_answer(answer)
     assert got == files and problem in why
+
+
+class TreeOnly:
+    """What materialize needs of a sandbox: writing into a workspace folder, no-follow (as every sandbox does)."""
+
+    def __init__(self, workspace: Path):
+        self.workspace = workspace
+
+    def write_file(self, path: str, content) -> None:
+        from evoci.sandbox.base import write_inside
+
+        write_inside(self.workspace, path, content)
+
+
+@pytest.mark.parametrize("filename, content, problem", [
+    ("src/a\u0000.py", "x", "contains a NUL character"),
+    (".", "x", "names a folder, not a file"),
+    ("./.", "x", "names a folder, not a file"),
+    ("src/", "x", "names a folder, not a file"),
+    ("..", "x", "must be a path inside"),
+    ("/etc/passwd", "x", "must be a path inside"),
+    ("src/" + "a" * 300 + ".py", "x", "has a name longer than 255 bytes"),
+    ("/".join(["b" * 200] * 30), "x", "is longer than 4095 bytes"),
+    ("src/\udcff.py", "x", "is not valid text (a lone surrogate)"),
+    ("src/a.py", "x = '\udcff'", "content is not valid text (a lone surrogate)"),
+])
+def test_an_answer_with_a_file_no_tree_can_hold_is_malformed_and_nothing_is_written(tmp_path, filename, content,
+                                                                                     problem):
+    # Each raised (ValueError, OSError, UnicodeEncodeError) while evoci wrote the answer: the step
+    # node failed as the harness's fault and the probe went unscored. Now the whole answer is the
+    # agent's invalid_output, like one without string fields, and no file of it is written.
+    workspace = tree(tmp_path / "ws", {"src/a.py": "old\n"})
+    (workspace / "leak.py").symlink_to(tmp_path / "outside.py")  # a link already in the tree
+    files = [{"filename": "leak.py", "content": "through"}, {"filename": "src/new.py", "content": "n"}]
+    answer = json.dumps({"files": [*files, {"filename": filename, "content": content}]})  # "\\udcff" as a model sends it
+    status, message = materialize(answer, TreeOnly(workspace))
+    assert status is AgentStatus.INVALID_OUTPUT and problem in message, message
+    assert (workspace / "src/a.py").read_text() == "old\n" and not (workspace / "src/new.py").exists()
+    assert (workspace / "leak.py").is_symlink() and not (tmp_path / "outside.py").exists()
+    # The same answer without the bad file is written, never through the link.
+    good = json.dumps({"files": files})
+    assert materialize(good, TreeOnly(workspace))[0] is AgentStatus.OK
+    assert not (workspace / "leak.py").is_symlink() and (workspace / "leak.py").read_text() == "through"
+    assert not (tmp_path / "outside.py").exists() and (workspace / "src/new.py").read_text() == "n"

@@ -23,6 +23,7 @@ from evoci.agents.llm.client import (
     REJECTED_STATUSES,
     RejectedRequest,
     TransientModelError,
+    read_reply,
     retry_after_s,
 )
 from evoci.agents.llm.config import ModelConfig
@@ -57,7 +58,8 @@ class AnthropicChat:
         client = anthropic.Anthropic(api_key=key, base_url=cfg.base_url, timeout=cfg.timeout_s, max_retries=0)
         try:
             with client:
-                response = client.messages.create(**request)
+                raw = client.messages.with_raw_response.create(**request)
+                response = read_reply(raw.parse, acct, started)
         except anthropic.APIStatusError as exc:
             raise _status_error(exc, acct, started) from None
         except anthropic.APITimeoutError:
@@ -76,11 +78,11 @@ class AnthropicChat:
             finish_reason=response.stop_reason,
         )
         text = "".join(block.text for block in response.content if block.type == "text")
-        calls = [
+        calls = read_reply(lambda: [  # written back as text: as deep as the SDK could read, or not at all
             ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input))
             for block in response.content
             if block.type == "tool_use"
-        ]
+        ], acct, started)
         refusal = (text or "the model refused") if response.stop_reason == "refusal" else None
         return ModelTurn(text, calls, response.stop_reason, call, refusal)
 

@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from evoci.agents.base import ModelCall
 from evoci.agents.llm.config import ModelConfig
@@ -35,6 +35,7 @@ from evoci.errors import InfrastructureError, InputError
 
 KeySource = Callable[[], "str | None"]
 ERROR_CHARS = 500  # longest error text kept in a ModelCall
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,23 @@ REJECTED_STATUSES = (401, 403, 404)
 
 class ContextOverflow(ModelError):
     """The conversation no longer fits the model's context window."""
+
+
+def read_reply(parse: Callable[[], T], acct: "Accounting", started: float) -> T:
+    """``parse()``, the SDK reading a reply; a reply it cannot read is a ``ModelError``.
+
+    The SDKs read the reply's JSON with ``json.loads``: a tool input nested deeper than Python's
+    recursion limit (an Anthropic ``tool_use`` block carries the model's JSON as is) raises
+    ``RecursionError``, a number of more than 4,300 digits ``ValueError``. Both are what the model
+    wrote, so the agent's outcome (``model_error``), as a reply without choices is, never an
+    exception the harness takes for its own.
+    """
+    try:
+        return parse()
+    except (RecursionError, ValueError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+        text = f"the reply could not be read ({why})"
+        raise ModelError(text, acct.call(started, error=text)) from None
 
 
 class ChatModel(Protocol):
@@ -220,5 +238,6 @@ __all__ = [
     "api_key_source",
     "complete_with_retries",
     "make_chat_model",
+    "read_reply",
     "retry_after_s",
 ]

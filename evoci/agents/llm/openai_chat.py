@@ -21,6 +21,7 @@ from evoci.agents.llm.client import (
     REJECTED_STATUSES,
     RejectedRequest,
     TransientModelError,
+    read_reply,
     retry_after_s,
 )
 from evoci.agents.llm.config import ModelConfig
@@ -53,7 +54,8 @@ class OpenAIChat:
         client = openai.OpenAI(api_key=key or NO_KEY, base_url=cfg.base_url, timeout=cfg.timeout_s, max_retries=0)
         try:
             with client:
-                response = client.chat.completions.create(**request)
+                raw = client.chat.completions.with_raw_response.create(**request)
+                response = read_reply(raw.parse, acct, started)
         except openai.APIStatusError as exc:
             raise _status_error(exc, acct, started) from None
         except openai.APITimeoutError:

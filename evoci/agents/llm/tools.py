@@ -7,30 +7,39 @@ and ``replace_text`` (the old text must occur exactly once). The architect's
 of the model's choosing.
 
 A tool that cannot do what was asked (bad JSON, unknown tool, missing file, ambiguous
-replacement) answers with an error message the model reads; the loop goes on. A sandbox
-that fails (``SandboxError``) is an infrastructure failure and propagates.
+replacement) answers with an error message the model reads; the loop goes on. So does any
+argument no file system or program takes (a NUL, a name over 255 bytes, a folder where a file
+is meant): those are checked before the tool acts, and the errors only the tree's shape can
+cause (``_TREE_ERRNOS``) are told to the model too. A sandbox that fails (``SandboxError``) is an
+infrastructure failure and propagates, as does any other ``OSError`` (a disk that failed).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evoci import treefs
 from evoci.agents.base import HARNESS_DIR, NON_PASSED_DIR, REQUIREMENT_FILE, Role
 from evoci.sandbox.base import Sandbox, resolve_inside
-from evoci.untrusted import json_loads
+from evoci.untrusted import json_loads, path_problem, storable
 
 MAX_OUTPUT_CHARS = 40_000  # any tool result is cut to this size
 READ_WINDOW_LINES = 400  # read_file returns at most this many lines per call
 LIST_LIMIT = 500  # list_dir entries shown
 SEARCH_LIMIT = 200  # search_text matches shown
 SEARCH_TIMEOUT_S = 30.0
+PATTERN_BYTES = 10_000  # longest search_text pattern: far below what one program argument may hold (128 KiB)
 HIDDEN = {".git"}
 # The only harness files a model may touch: its inputs and the architect's output.
 _HARNESS_ALLOWED = (REQUIREMENT_FILE, NON_PASSED_DIR)
+# What the tree's shape, not the host, makes a file operation fail with: a parent that is a file,
+# a path longer than the system opens once joined to the workspace's, a link loop.
+_TREE_ERRNOS = frozenset({errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP, errno.EISDIR})
 
 
 class ToolError(Exception):
@@ -82,9 +91,12 @@ class Workbench:
     def check_path(self, path: str) -> str:
         """``path`` if a tool may use it: inside the workspace (symlinks resolved), never git's
         folder, and of the harness's folder only the architect's inputs and requirement.xml."""
+        problem = path_problem(path)
+        if problem:
+            raise ToolError(f"the path {_shown(path)} {problem}; no file can have it")
         try:
             resolve_inside(self.sandbox.workspace, path)
-        except ValueError as exc:
+        except (ValueError, RuntimeError) as exc:  # RuntimeError: Path.resolve() meeting a link loop
             raise ToolError(str(exc)) from None
         parts = os.path.normpath(path).split(os.sep)
         if any(part in HIDDEN for part in parts):
@@ -103,16 +115,31 @@ class Workbench:
             raise ToolError(f"no such file: {path}") from None
         except IsADirectoryError:
             raise ToolError(f"{path} is a directory; use list_dir") from None
+        except OSError as exc:
+            if exc.errno not in _TREE_ERRNOS:
+                raise
+            raise ToolError(f"cannot read {_shown(path)}: {exc.strerror}") from None
         if b"\0" in data[:8192]:
             raise ToolError(f"{path} is a binary file ({len(data)} bytes)")
         return data.decode("utf-8", errors="replace")
 
     def write_text(self, path: str, content: str) -> None:
+        self.check_path(path)
+        if os.path.normpath(path) == "." or path.endswith("/"):
+            raise ToolError(f"{path!r} names a folder; give the path of a file")
+        if treefs.kind(self.sandbox.workspace, os.path.normpath(path)) == "folder":  # writing would delete it
+            raise ToolError(f"{path} is a directory; write a file inside it (list_dir shows what it holds)")
         try:
-            self.sandbox.write_file(self.check_path(path), content)
-        except (IsADirectoryError, NotADirectoryError) as exc:
-            raise ToolError(f"cannot write {path}: {exc}") from None
+            self.sandbox.write_file(path, content)
+        except OSError as exc:
+            if exc.errno not in _TREE_ERRNOS:
+                raise
+            raise ToolError(f"cannot write {_shown(path)}: {exc.strerror}") from None
         self.written.add(os.path.normpath(path))
+
+
+def _shown(path: str) -> str:
+    return repr(path if len(path) <= 120 else path[:120] + "...")
 
 
 def _string(description: str) -> dict[str, str]:
@@ -152,6 +179,10 @@ def _read_file(bench: Workbench, args: dict[str, Any]) -> str:
 def _search_text(bench: Workbench, args: dict[str, Any]) -> str:
     path = bench.check_path(args.get("path") or ".")
     mode = "-E" if args.get("regex") else "-F"
+    if "\0" in args["pattern"]:  # no program argument can hold one
+        raise ToolError("the pattern contains a NUL character; grep cannot search for it")
+    if len(args["pattern"].encode()) > PATTERN_BYTES:  # the sandbox could not even start grep
+        raise ToolError(f"the pattern is longer than {PATTERN_BYTES} bytes; search for a shorter part of it")
     cmd = ["grep", "-rnI", mode, "--exclude-dir=.git", "-e", args["pattern"], "--", path]
     result = bench.sandbox.exec(cmd, timeout=SEARCH_TIMEOUT_S)
     if result.timed_out:
@@ -289,16 +320,8 @@ def _is(value: Any, type_name: str) -> bool:
     if type_name == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     if type_name == "string":  # text the workspace can hold: a lone surrogate cannot be written or searched for
-        return isinstance(value, str) and _encodable(value)
+        return isinstance(value, str) and storable(value)
     return isinstance(value, _TYPES[type_name])
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 __all__ = ["Tool", "ToolCall", "ToolError", "ToolResult", "Workbench", "execute", "tools_for"]
