@@ -18,13 +18,14 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import shutil
 import socketserver
 import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ _DROP_REQUEST = {"authorization", "x-api-key", "api-key", "host", "content-lengt
                  "proxy-authorization", "transfer-encoding", "accept-encoding", "te", "upgrade", "cookie"}
 _DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding", "set-cookie"}
 TRANSCRIPT_BODY_CHARS = 2_000_000  # longest request or answer body kept per call
+STREAM_READ = 65536  # most bytes of a streamed answer read (and relayed) at once
 MAX_WAIT_S = 60.0
 STOP_WAIT_S = 30.0  # longest stop() waits for requests still being relayed
 
@@ -66,6 +68,9 @@ class Gateway:
         self.limit: str | None = None
         self.failure: Exception | None = None
         self._lock = threading.Lock()
+        self._transcript_lock = threading.Lock()
+        self._idle: list[http.client.HTTPConnection] = []  # kept-alive upstream connections, free for a call
+        self._pool_lock = threading.Lock()  # not ``_lock``: a call being recorded must not hold up the next
         self._busy = threading.Condition()
         self._inflight = 0
         root = (config.base_url or PUBLIC_APIS.get(config.provider) or "").rstrip("/")
@@ -120,7 +125,10 @@ class Gateway:
             with self._busy:  # a call still being relayed is accounted before the account is read
                 self._busy.wait_for(lambda: self._inflight == 0, timeout=STOP_WAIT_S)
             self._server.server_close()
-            self._server = None
+            with self._pool_lock:
+                self._server, idle, self._idle = None, self._idle, []
+            for conn in idle:
+                conn.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> "Gateway":
@@ -215,13 +223,11 @@ class Gateway:
         """One upstream attempt; True when the CLI got its answer (success or a final error)."""
         started = time.monotonic()
         entry: dict[str, Any] = {"at": time.time(), "path": path, "request": _text(body)}
-        conn = self._connection()
         try:
-            conn.request("POST", path, body=body, headers=headers)
-            answer = conn.getresponse()
+            conn, answer = self._send(path, headers, body)
         except (OSError, http.client.HTTPException) as exc:
-            conn.close()
-            self._account(entry, started, model, usage_of.Usage(), error=f"upstream unreachable: {type(exc).__name__}: {exc}")
+            self._keep(self._account(entry, started, model, usage_of.Usage(),
+                                     error=f"upstream unreachable: {type(exc).__name__}: {exc}"))
             if last:
                 self._fail(ProviderUnavailable(f"the upstream {self._where()} could not be reached after "
                                                f"{self.config.max_retries} retries ({type(exc).__name__}) — an outage, "
@@ -230,12 +236,14 @@ class Gateway:
                 return True
             self._sleep(min(self.config.retry_backoff_s * 2**attempt, MAX_WAIT_S))
             return False
+        reusable = False
         try:
             status = answer.status
             if status == 429 or status >= 500:
                 data = answer.read()
-                self._account(entry, started, model, usage_of.Usage(), error=f"HTTP {status}: {_text(data)[:300]}",
-                              status=status, answer=data)
+                reusable = True
+                self._keep(self._account(entry, started, model, usage_of.Usage(),
+                                         error=f"HTTP {status}: {_text(data)[:300]}", status=status, answer=data))
                 if not last:
                     wait = retry_after_s(dict(answer.getheaders()))
                     self._sleep(min(wait if wait is not None else self.config.retry_backoff_s * 2**attempt,
@@ -246,26 +254,28 @@ class Gateway:
                                                "is retried, and the task gets no score if every retry fails"))
                 _relay_whole(handler, answer, data)
                 return True
-            self._relay(handler, answer, protocol, entry, started, model)
+            reusable = self._relay(handler, answer, protocol, entry, started, model)
             return True
         finally:
-            conn.close()
+            self._release(conn, answer, reusable)
 
     def _relay(self, handler, answer: http.client.HTTPResponse, protocol: str, entry: dict[str, Any],
-               started: float, model: str) -> None:
+               started: float, model: str) -> bool:
+        """Relay the answer to the CLI, accounting it; True when the upstream's answer was read whole."""
         status = answer.status
         streamed = "text/event-stream" in (answer.getheader("content-type") or "")
         if not streamed:
             data = answer.read()
             usage = usage_of.from_json(protocol, data) if status < 400 else usage_of.Usage()
             error = None if status < 400 else f"HTTP {status}: {_text(data)[:300]}"
-            self._account(entry, started, model, usage, error=error, status=status, answer=data)
+            kept = self._account(entry, started, model, usage, error=error, status=status, answer=data)
             if status in REJECTED_STATUSES:
                 self._fail(ProviderRejected(f"the upstream {self._where()} rejected the request (HTTP {status}) — "
                                             "check the API key, the model name and base_url; nothing was scored"))
             _relay_whole(handler, answer, data)
-            return
-        reader, kept = usage_of.StreamReader(protocol), bytearray()
+            self._keep(kept)
+            return True
+        reader, body = usage_of.StreamReader(protocol), bytearray()
         handler.send_response(status)
         for name, value in answer.getheaders():
             if name.lower() not in _DROP_RESPONSE:
@@ -273,27 +283,30 @@ class Gateway:
         handler.send_header("transfer-encoding", "chunked")
         handler.end_headers()
         try:
-            while chunk := answer.read1(65536):
-                reader.feed(chunk)
-                if len(kept) < TRANSCRIPT_BODY_CHARS:
-                    kept += chunk
+            for chunk in _arriving(answer):
                 handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                handler.wfile.flush()
+                reader.feed(chunk)  # read after it left: the CLI does not wait for the gateway's reading
+                if len(body) < TRANSCRIPT_BODY_CHARS:
+                    body += chunk
         except (OSError, http.client.HTTPException) as exc:
             error = f"the stream broke: {type(exc).__name__}: {exc}"
-            self._account(entry, started, model, reader.close(), error=error, status=status, answer=bytes(kept))
-            return
+            self._keep(self._account(entry, started, model, reader.close(), error=error, status=status,
+                                     answer=bytes(body)))
+            return False
         # Accounted before the terminating chunk: once the CLI has its whole answer it may exit
-        # and the attempt be recorded at once, and the call must already be in ``calls``.
-        self._account(entry, started, model, reader.close(), error=None, status=status, answer=bytes(kept))
+        # and the attempt be recorded at once, and the call must already be in ``calls``. The
+        # transcript line is written after: it is the call's record, not its account.
+        kept = self._account(entry, started, model, reader.close(), error=None, status=status, answer=bytes(body))
         try:
             handler.wfile.write(b"0\r\n\r\n")
-            handler.wfile.flush()
         except OSError:
             pass  # the CLI left before the last empty chunk: the answer was delivered and accounted
+        self._keep(kept)
+        return not answer.will_close
 
     def _account(self, entry: dict[str, Any], started: float, model: str, usage: usage_of.Usage, *,
-                 error: str | None, status: int | None = None, answer: bytes = b"") -> None:
+                 error: str | None, status: int | None = None, answer: bytes = b"") -> dict[str, Any]:
+        """Record the call (``calls``, ``on_call``); return its transcript entry, for ``_keep``."""
         name = usage.model or model
         price = price_for(name, self.config.price)
         inputs, outputs, cached = usage.input_tokens or 0, usage.output_tokens or 0, usage.cached_tokens or 0
@@ -305,18 +318,24 @@ class Gateway:
                          output_tokens=outputs, cached_tokens=cached, cost_usd=cost,
                          latency_s=time.monotonic() - started, finish_reason=usage.finish_reason,
                          error=self._scrub(error)[:500] if error else None)
-        entry.update(status=status, latency_s=call.latency_s, answer=_text(answer), call=call.__dict__)
-        line = self._scrub(json.dumps(entry))
+        entry.update(status=status, latency_s=call.latency_s, answer=answer, call=call.__dict__)
         with self._lock:  # one call at a time: the order of ``calls`` is the order recorded
             self.calls.append(call)
+            if self._on_call is not None:
+                self._on_call(call)
+        return entry
+
+    def _keep(self, entry: dict[str, Any]) -> None:
+        """Write a call's transcript line (after the CLI has its answer: it need not wait for this)."""
+        entry["answer"] = _text(entry["answer"])
+        line = self._scrub(json.dumps(entry))
+        with self._transcript_lock:
             if self._transcript is not None:
                 self._transcript.parent.mkdir(parents=True, exist_ok=True)
                 with self._transcript.open("a") as out:
                     out.write(line + "\n")
             else:
                 self.transcript.append(json.loads(line))
-            if self._on_call is not None:
-                self._on_call(call)
 
     def _fail(self, error: Exception) -> None:
         with self._lock:
@@ -329,9 +348,61 @@ class Gateway:
     def _where(self) -> str:
         return f"{self.config.provider} API at {self._upstream.scheme}://{self._upstream.netloc}"
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _send(self, path: str, headers: dict[str, str], body: bytes) -> tuple[http.client.HTTPConnection,
+                                                                           http.client.HTTPResponse]:
+        """Send the request on a kept-alive connection, or a new one; the upstream's answer, headers read.
+
+        Connections are kept between calls: a new one per call cost a TCP (and, to a hosted API,
+        a TLS) handshake before every answer. A kept connection the upstream has closed meanwhile
+        fails before any answer; the request never reached the upstream, so it is sent again on a
+        new connection, not counted as a call.
+        """
+        while True:
+            with self._pool_lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                break
+            if _dropped(conn):
+                conn.close()
+                continue
+            try:
+                conn.request("POST", path, body=body, headers=headers)
+                return conn, conn.getresponse()
+            except (ConnectionError, http.client.BadStatusLine):  # closed by the upstream while idle
+                conn.close()
+            except BaseException:
+                conn.close()
+                raise
         cls = http.client.HTTPSConnection if self._upstream.scheme == "https" else http.client.HTTPConnection
-        return cls(self._upstream.netloc, timeout=self.config.timeout_s)
+        conn = cls(self._upstream.netloc, timeout=self.config.timeout_s)
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            return conn, conn.getresponse()
+        except BaseException:
+            conn.close()
+            raise
+
+    def _release(self, conn: http.client.HTTPConnection, answer: http.client.HTTPResponse, reusable: bool) -> None:
+        """Keep the connection for the next call when its answer was read whole, else close it."""
+        if reusable and not answer.will_close:
+            answer.close()  # the body was read past http.client (``_arriving``): mark the answer done
+            with self._pool_lock:
+                if self._server is not None:
+                    self._idle.append(conn)
+                    return
+        conn.close()
+
+
+def _dropped(conn: http.client.HTTPConnection) -> bool:
+    """True when a kept connection has something to read while no request is out: the upstream closed it."""
+    sock = conn.sock
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _upstream_path(path: str) -> str:
@@ -342,6 +413,73 @@ def _upstream_path(path: str) -> str:
 
 def _text(data: bytes) -> str:
     return data[:TRANSCRIPT_BODY_CHARS].decode("utf-8", errors="replace")
+
+
+def _arriving(answer: http.client.HTTPResponse) -> Iterator[bytes]:
+    """The body of a streamed answer, in pieces as it arrives, its chunked framing taken off.
+
+    Each piece is everything at hand when the gateway reads: the events the upstream sent since the
+    last read, relayed in one write. ``HTTPResponse.read1`` returns one upstream chunk (one event) a
+    call, and relaying event by event cost a write, a wake-up of the bridge and of the CLI per event
+    — the gateway's whole overhead on a fast stream. Raises ``http.client.IncompleteRead`` when the
+    upstream closes before its last chunk.
+    """
+    source = answer.fp
+    if not answer.chunked:
+        left = answer.length  # None: the answer ends when the upstream closes
+        while left is None or left > 0:
+            data = source.read1(STREAM_READ if left is None else min(STREAM_READ, left))
+            if not data:
+                if left:
+                    raise http.client.IncompleteRead(b"", left)
+                return
+            left = None if left is None else left - len(data)
+            yield data
+        return
+    pending, left, ending = bytearray(), 0, 0  # bytes not yet decoded; of this chunk's data; of its CRLF
+    while True:
+        piece = bytearray()
+        while True:
+            if left:
+                take = pending[:left]
+                piece += take
+                del pending[:len(take)]
+                left -= len(take)
+                if left:
+                    break
+                ending = 2
+            if ending:
+                skipped = min(ending, len(pending))
+                del pending[:skipped]
+                ending -= skipped
+                if ending:
+                    break
+            end = pending.find(b"\n")
+            if end < 0:
+                break
+            line, pending[:end + 1] = bytes(pending[:end]), b""
+            try:
+                left = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise http.client.IncompleteRead(bytes(line[:40])) from None
+            if left == 0:  # the last chunk: what follows is trailers, not the answer
+                if piece:
+                    yield bytes(piece)
+                while not pending.startswith(b"\r\n") and not pending.startswith(b"\n"):  # read past them
+                    end = pending.find(b"\n")
+                    if end >= 0:
+                        del pending[:end + 1]
+                    elif not (data := source.read1(STREAM_READ)):
+                        raise http.client.IncompleteRead(bytes(pending))
+                    else:
+                        pending += data
+                return
+        if piece:
+            yield bytes(piece)
+        data = source.read1(STREAM_READ)
+        if not data:
+            raise http.client.IncompleteRead(bytes(pending))
+        pending += data
 
 
 def _relay_whole(handler, answer: http.client.HTTPResponse, data: bytes) -> None:

@@ -220,3 +220,90 @@ def test_a_request_nested_too_deeply_to_read_is_relayed_as_the_agents_own_bad_re
         gw.verdict()  # neither bad input nor an outage: the agent's own mistake
         (call,) = gw.calls
         assert call.error and "HTTP 400" in call.error
+
+
+QUOTING = 'it said "usage": {"prompt_tokens": 9}, "finish_reason": "x", "stop_reason": "y", "model": "m" and "response.completed"'
+
+
+def _sse(data: dict) -> bytes:
+    return b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
+
+
+STREAMS = {
+    # OpenAI's own shape: '"usage":null' on every chunk once usage is asked for; the model renamed at the end.
+    "chat": [_sse({"model": "gpt-4.1", "choices": [{"index": 0, "delta": {"content": QUOTING}, "finish_reason": None}],
+                   "usage": None})] * 40
+    + [_sse({"model": "gpt-4.1-2025", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": None}),
+       _sse({"model": "gpt-4.1-2025", "choices": [], "usage": {"prompt_tokens": 1200, "completion_tokens": 34,
+                                                                "prompt_tokens_details": {"cached_tokens": 200}}}),
+       b"data: [DONE]\n\n"],
+    "anthropic": [b"event: message_start\n" + _sse({"type": "message_start", "message": {
+        "model": "claude-sonnet-4-5", "usage": {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 1}}})]
+    + [_sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": QUOTING}})] * 40
+    + [_sse({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 34}}),
+       _sse({"type": "message_stop"})],
+    "responses": [_sse({"type": "response.output_text.delta", "delta": QUOTING})] * 40
+    + [_sse({"type": "response.completed", "response": {"model": "gpt-4.1", "status": "completed", "usage": {
+        "input_tokens": 1200, "output_tokens": 34, "input_tokens_details": {"cached_tokens": 200}}}})],
+}
+
+
+@pytest.mark.parametrize("protocol", list(STREAMS))
+def test_a_streams_usage_is_read_however_its_bytes_arrive(protocol: str) -> None:
+    # The gateway reads as JSON only the events that can change the usage (a stream is mostly text
+    # deltas): the model's text quoting the keys it looks for, and pieces cut anywhere, change nothing.
+    from evoci.gateway.usage import StreamReader
+
+    raw = b"".join(STREAMS[protocol])
+    for size in (1, 7, 250, 4096, len(raw)):
+        reader = StreamReader(protocol)
+        for start in range(0, len(raw), size):
+            reader.feed(raw[start:start + size])
+        usage = reader.close()
+        assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (1200, 34, 200), size
+        assert (usage.model, usage.finish_reason) == {"chat": ("gpt-4.1-2025", "stop"),
+                                                      "anthropic": ("claude-sonnet-4-5", "end_turn"),
+                                                      "responses": ("gpt-4.1", "completed")}[protocol]
+
+
+def test_calls_share_a_kept_upstream_connection_and_one_closed_while_idle_is_replaced() -> None:
+    # Before, every call opened its own connection: to a hosted API, a TCP and a TLS handshake before each answer.
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import threading
+
+    seen: list[int] = []  # the client port of each request: one per connection
+
+    class Upstream(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["content-length"]))
+            seen.append(self.client_address[1])
+            data = json.dumps({"model": "gpt-4.1", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": "ok"}}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.close_connection = len(seen) == 2  # then closed while idle, as a server's keep-alive timeout does
+
+        def log_message(self, *args) -> None:
+            pass
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    config = GatewayConfig(provider="openai", base_url=f"http://127.0.0.1:{upstream.server_address[1]}/v1",
+                           api_key_env="GW_KEY", max_retries=0)
+    try:
+        with open_gateway(config) as gw:
+            client = openai_client(gw)
+            for _ in range(3):
+                assert client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}]
+                                                      ).choices[0].message.content == "ok"
+            gw.verdict()
+            assert [c.error for c in gw.calls] == [None, None, None]  # the closed connection is no call
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+    assert len(seen) == 3 and seen[0] == seen[1] != seen[2]
