@@ -1,4 +1,11 @@
-"""One task as a flow run of a work pool's deployment, watched until it ends, and resubmitted if its worker is lost.
+"""One unit of a run as a flow run of a work pool's deployment, watched until it ends, and resubmitted if its worker is lost.
+
+A unit is what a protocol's run fans out: a SWE-CI task (``evolve``), a SWE-EVO instance
+(``swe_evo_instance``), a NITR probe (``nitr_probe_by_id``), a SWE-Bench-CL sequence
+(``continual_sequence``). ``OnPool`` queues it with parameters a worker on another host can
+resolve (ids and content hashes, ``home: None``), waits (``run_watched``), and reads how it
+ended from the results store, which every worker writes (PostgreSQL). Below, "task" is the unit
+and "the task's lease" the lease its flow takes for (run, unit) in the store.
 
 A worker that dies with its flow run (``kill -9``, a host that goes down) leaves the flow run
 ``Running`` in Prefect for ever: nothing on the server notices. The task's lease does: the
@@ -29,9 +36,13 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
-from evoci.settings import lease_ttl_s
+from evoci.settings import lease_ttl_s, location
+
+if TYPE_CHECKING:
+    from evoci.runtime import RunContext
 
 MAX_RESUBMITS = 3
 POLL_S = 5.0
@@ -144,4 +155,74 @@ def run_watched(deployment: str, name: str, parameters: dict[str, Any], *, db: A
             sleep(poll_s())
 
 
-__all__ = ["MAX_RESUBMITS", "Watched", "lease_of", "lost_because", "run_watched", "start_grace_s"]
+def check_pool(deployment: str, flow_name: str, db: Any) -> None:
+    """Refuse, before anything is queued, a deployment of another flow or a store only this host can write."""
+    from evoci.errors import InputError
+
+    if deployment.partition("/")[0] != flow_name or not deployment.partition("/")[2]:
+        raise InputError(f"this protocol runs its units on a deployment of the {flow_name!r} flow: give "
+                         f"--task-deployment {flow_name}/NAME (`evoci deploy` registers {flow_name}/pool), not {deployment!r}")
+    if isinstance(location(db), Path):
+        raise InputError(f"tasks on a work pool need a results store every worker writes: give --store "
+                         f"postgresql://… (not the file {db})")
+
+
+def join_on_worker(config: Any, dataset: str, *, home: str | None, db: str | None, key: str, what: str,
+                   found: str | None, expected: str, where: str, fix: str) -> "RunContext":
+    """On the worker that took a unit: the run it joins, with the unit's lease (``key``) held.
+
+    ``found`` is the content hash of the unit as this host reads it (None: not there), which
+    must be the run's (``expected``); otherwise this host's copy is not the run's, a deployment
+    fault (never the agent's), raised before anything is written.
+    """
+    from evoci.errors import InfrastructureError
+    from evoci.runtime import RunContext
+    from evoci.store import lease
+
+    if found != expected:
+        raise InfrastructureError(f"{what} is {'not in' if found is None else 'another version in'} {where} as this "
+                                  f"worker reads it — {fix}")
+    run = RunContext.create(config, dataset, home=home, db=db)
+    lease.acquire(run.db, run.run_id, key)  # one writer per unit; the run's process watches this lease
+    return run
+
+
+class OnPool:
+    """One unit as a flow run of a work pool's deployment; its summary read back from the results store.
+
+    ``unit(item, *args)`` gives the unit's id, the lease key its flow takes and the flow run's
+    parameters; ``summary(run, unit_id)`` reads how the unit ended. Called as a subflow is
+    (``each_in_subflows``), it returns that summary or raises when the flow run did not complete.
+    """
+
+    def __init__(self, deployment: str, run: "RunContext", unit: Callable[..., tuple[str, str, dict[str, Any]]],
+                 summary: Callable[["RunContext", str], Any]):
+        self.flow_name = deployment.partition("/")[0]
+        self.name, self.deployment, self.run, self.unit, self.summary = (f"{self.flow_name}-on-pool", deployment, run,
+                                                                         unit, summary)
+
+    def __call__(self, item: Any, *args: Any) -> Any:
+        from prefect.logging import get_run_logger
+
+        from evoci.errors import InfrastructureError
+
+        unit_id, key, parameters = self.unit(item, *args)
+        # The worker's own home (EVOCI_HOME) holds the workspace: homes are per host. A worker lost
+        # mid-unit (its lease expired) gets the unit queued again (run_watched).
+        watched = run_watched(self.deployment, f"{self.flow_name}-{unit_id}", parameters, db=self.run.db,
+                              run_id=self.run.run_id, task_id=key, log=get_run_logger())
+        state = watched.flow_run.state
+        summary = self.summary(self.run, unit_id)
+        if state is not None and state.is_crashed():  # its worker was lost every time it was queued
+            raise InfrastructureError(f"flow run {watched.flow_run.name} of {self.deployment} ended Crashed: "
+                                      f"{state.message or 'see its logs'} — start a worker, then run the same "
+                                      "command again to resume")
+        if state is None or not state.is_completed():
+            why = getattr(summary, "reason", None) or (state.message if state else None) or "see its logs"
+            raise RuntimeError(f"flow run {watched.flow_run.name} of {self.deployment} ended "
+                               f"{state.name if state else 'without a state'}: {why}")
+        return summary
+
+
+__all__ = ["MAX_RESUBMITS", "OnPool", "Watched", "check_pool", "join_on_worker", "lease_of", "lost_because", "run_watched",
+           "start_grace_s"]

@@ -20,6 +20,10 @@ installed package from any working directory.
 - ``continual/on-demand``: SWE-Bench-CL sequences (default the built-in ``swe-bench-cl-demo``
   with the gold baseline, matrix ``full``), no schedule; give ``dataset``, ``repos``,
   ``matrix``, ``attempts``, ``memory`` and the agent in ``config.programmer``.
+- ``swe_evo_instance/on-demand``, ``nitr_probe_by_id/on-demand``, ``continual_sequence/on-demand``:
+  one unit of a run (a SWE-EVO instance, a NITR probe, a SWE-Bench-CL sequence), queued by the
+  run's own flow when it is given ``task_deployment`` (``evoci run … --task-deployment``), as
+  ``evolve`` is for a SWE-CI task; on a work pool (``deploy_to_pool``) any worker takes them.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ def default_parameters(*, dataset: str = "demo", config: RunConfig | None = None
 def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None, cron: str | None = NIGHTLY,
                       timezone: str | None = None, home: str | None = None, db: str | None = None,
                       name: str | None = None) -> list:
-    """The RunnerDeployments (benchmark, evolve, swe_evo, nitr, continual); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
+    """The RunnerDeployments (benchmark, evolve, swe_evo, nitr, continual, and the units of the last three); ``cron=None`` leaves the benchmark unscheduled (trigger it by hand).
 
     ``name`` names all four (``benchmark/NAME``, ``evolve/NAME``, ``swe_evo/NAME``, ``nitr/NAME``) instead of ``nightly`` and ``on-demand``,
     so several ``evoci serve`` processes (other datasets, homes or schedules) can share one server.
@@ -65,10 +69,10 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
 
     from evoci.flows.benchmark import benchmark
     from evoci.flows.evolve import evolve
-    from evoci.flows.continual import continual
-    from evoci.flows.swe_evo import swe_evo
+    from evoci.flows.continual import continual, continual_sequence
+    from evoci.flows.swe_evo import swe_evo, swe_evo_instance
 
-    from evoci.flows.nitr import nitr
+    from evoci.flows.nitr import nitr, nitr_probe_by_id
     from evoci.nitr.suites import is_nitr_source
 
     nitr_source = dataset if is_nitr_source(dataset) else "builtin"
@@ -117,7 +121,15 @@ def build_deployments(*, dataset: str = "demo", config: RunConfig | None = None,
                     "agent = config.programmer.",
         entrypoint_type=EntrypointType.MODULE_PATH,
     )
-    return [nightly, on_demand, evo, probes, cl]
+    # One unit of a run each, queued by the run's flow (`--task-deployment FLOW/NAME`) with every other parameter.
+    units = [unit.to_deployment(name=name or EVOLVE.split("/")[1], tags=["evoci"],
+                                parameters={"home": parameters["home"], "db": parameters["db"]},
+                                description=f"One {what} of a run, queued by the run's flow (evoci run … --task-deployment "
+                                            f"{unit.name}/NAME); not for triggering by hand.",
+                                entrypoint_type=EntrypointType.MODULE_PATH)
+             for unit, what in ((swe_evo_instance, "SWE-EVO instance"), (nitr_probe_by_id, "NITR probe"),
+                                (continual_sequence, "SWE-Bench-CL sequence"))]
+    return [nightly, on_demand, evo, probes, cl, *units]
 
 
 def deploy_to_pool(pool: str, *, store: str, name: str = "pool", **options: Any) -> list[str]:

@@ -106,7 +106,8 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
             if nitr:
                 from evoci.flows.nitr import nitr as nitr_flow
 
-                nitr_flow(args.dataset, config, select=selection(args.select), home=run.home, db=run.db)
+                nitr_flow(args.dataset, config, select=selection(args.select), home=run.home, db=run.db,
+                          task_deployment=getattr(args, "task_deployment", None))
             else:
                 summaries = benchmark(args.dataset, config, home=run.home, db=run.db,
                                       task_deployment=getattr(args, "task_deployment", None))
@@ -168,9 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("dataset", help="`demo`, a JSONL file of tasks, a SWE-CI release folder (with --split), "
                      "`swe-evo-demo`, SWE-EVO records (file or folder), `nitr` (built-in NITR probes), `nitr:<checkout>`, "
                      "`swe-bench-cl-demo`, or a SWE-Bench-CL curriculum JSON")
-    run.add_argument("--task-deployment", metavar="evolve/NAME",
-                     help="SWE-CI: run each task as a flow run of this deployment on a work pool, so any worker "
-                          "(on any host) takes it; needs --store postgresql://… (see `evoci deploy`)")
+    run.add_argument("--task-deployment", metavar="FLOW/NAME",
+                     help="run each task as a flow run of this deployment on a work pool, so any worker (on any host) "
+                          "takes it: evolve/NAME (SWE-CI tasks), swe_evo_instance/NAME (SWE-EVO instances), "
+                          "nitr_probe_by_id/NAME (NITR probes), continual_sequence/NAME (SWE-Bench-CL sequences); "
+                          "needs --store postgresql://… (see `evoci deploy`)")
     run.add_argument("--split", help="the release's split to run: reads <release>/metadata/<split>.csv")
     _all_run_options(run)
     run.set_defaults(func=cmd_run)

@@ -127,7 +127,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         names = deploy_to_pool(args.pool, store=args.db, name=args.name, dataset=args.dataset, config=run_config(args))
     print(f"evoci: registered {', '.join(names)} on work pool {args.pool!r}; start a worker on each host with "
           f"`EVOCI_HOME=<its folder> prefect worker start --pool {args.pool} --limit <tasks at once>`, then "
-          f"`evoci run DATASET --store … --task-deployment evolve/{args.name}`")
+          f"`evoci run DATASET --store … --task-deployment FLOW/{args.name}` (FLOW: evolve for SWE-CI, "
+          "swe_evo_instance for SWE-EVO, nitr_probe_by_id for NITR, continual_sequence for SWE-Bench-CL)")
     return 0
 
 

@@ -18,7 +18,6 @@ re-runs only what did not complete (the rest comes back from persisted results).
 from __future__ import annotations
 
 import contextvars
-from pathlib import Path
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
@@ -29,9 +28,9 @@ from evoci import interrupt
 from evoci.artifacts import publish_run
 from evoci.datasets import dataset_name, load_dataset
 from evoci.domain import RunConfig, TaskSpec
-from evoci.errors import InputError, ProviderRejected, is_infrastructure, orchestration_unavailable
+from evoci.errors import ProviderRejected, is_infrastructure, orchestration_unavailable
 from evoci.runtime import RunContext
-from evoci.settings import location
+from evoci.deployments.pool import OnPool, check_pool
 from evoci.store import lease
 from evoci.flows.evolve import TaskSummary, evolve
 from evoci.logs import run_logger
@@ -106,35 +105,10 @@ def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: in
 
 
 
-class OnPool:
-    """Evolve one task as a flow run of a work pool's ``evolve`` deployment; its summary from the store."""
-
-    def __init__(self, deployment: str, run: RunContext):
-        self.name, self.deployment, self.run = "evolve-on-pool", deployment, run
-
-    def __call__(self, spec: TaskSpec, config: RunConfig, dataset: str, home: str | None, db: str) -> TaskSummary:
-        from evoci.deployments.pool import run_watched
-
-        # The worker's own home (EVOCI_HOME) holds the workspace: homes are per host. A worker lost
-        # mid-task (its lease expired) gets the task queued again (evoci/deployments/pool.py).
-        watched = run_watched(
-            self.deployment, f"evolve-{spec.task_id}", db=self.run.db, run_id=self.run.run_id, task_id=spec.task_id,
-            log=get_run_logger(), parameters={"task": spec.model_dump(mode="json"),
-                                              "config": config.model_dump(mode="json"), "dataset": dataset,
-                                              "home": None, "db": str(db)})
-        state = watched.flow_run.state
-        summary = task_summary(self.run, spec.task_id)
-        if state is not None and state.is_crashed():  # its worker was lost every time it was queued
-            from evoci.errors import InfrastructureError
-
-            raise InfrastructureError(f"flow run {watched.flow_run.name} of {self.deployment} ended Crashed: "
-                                      f"{state.message or 'see its logs'} — start a worker, then run the same "
-                                      "command again to resume")
-        if state is None or not state.is_completed():
-            why = summary.reason or (state.message if state else None) or "see its logs"
-            raise RuntimeError(f"flow run {watched.flow_run.name} of {self.deployment} ended "
-                               f"{state.name if state else 'without a state'}: {why}")
-        return summary
+def evolve_unit(spec: TaskSpec, config: RunConfig, dataset: str, home: str | None, db: str) -> tuple[str, str, dict]:
+    """A task as a work pool's ``evolve`` flow run takes it: the spec itself, and the worker's own home."""
+    return spec.task_id, spec.task_id, {"task": spec.model_dump(mode="json"), "config": config.model_dump(mode="json"),
+                                        "dataset": dataset, "home": None, "db": str(db)}
 
 
 def task_summary(run: RunContext, task_id: str) -> TaskSummary:
@@ -176,10 +150,9 @@ def benchmark(dataset: str = "demo", config: RunConfig = RunConfig(), home: str 
             run.facts.failure(run.run_id, node="dataset", kind="input", error=error)
         log.info("run %s: evolving %d task(s) of %s, %d at once%s", run.run_id, len(data.tasks), data.name,
                  config.concurrency, f"; {len(data.errors)} bad dataset line(s) skipped" if data.errors else "")
-        if task_deployment and isinstance(location(run.db), Path):
-            raise InputError(f"tasks on a work pool need a results store every worker writes: give --store "
-                             f"postgresql://… (not the file {run.db})")
-        each = OnPool(task_deployment, run) if task_deployment else evolve
+        if task_deployment:
+            check_pool(task_deployment, "evolve", run.db)
+        each = OnPool(task_deployment, run, evolve_unit, task_summary) if task_deployment else evolve
         summaries, failed, stopped = each_in_subflows(
             each, [(spec.task_id, spec) for spec in data.tasks], config.concurrency, run.config, data.name, run.home,
             run.db, stop=lambda summary: summary.reason if summary.stops_run else None)

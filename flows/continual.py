@@ -13,6 +13,12 @@ empty (NULL in ``cl_matrix``, never 0); the sequence goes on. An infrastructure 
 retries ran out stops that sequence (its memory chain would be wrong), marks the issue
 ``infra_error``, and fails the flow run so it can be retried: completed nodes and stored
 experiences are read back, nothing is written twice.
+
+With ``task_deployment`` (``continual_sequence/NAME`` on a work pool) each sequence is a flow run
+of that deployment, which any worker takes (``evoci.deployments.pool``): it is passed by
+identity (the curriculum as given, the sequence id and its issues' hashes), and the worker reads
+the curriculum where its own host has it (``swe-bench-cl-demo`` is built in the worker's home).
+Its memory lives in the results store, so it is the same whichever worker writes it.
 """
 
 from __future__ import annotations
@@ -21,18 +27,21 @@ import contextvars
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
+from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
 from evoci import interrupt
-from evoci.domain import RunConfig
+from evoci.deployments.pool import OnPool, check_pool, join_on_worker
+from evoci.domain import RunConfig, stable_hash
+from evoci.flows.benchmark import each_in_subflows
 from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
 from evoci.runtime import RunContext
-from evoci.store import lease
+from evoci.store import lease, reading
 from evoci.swe_bench_cl.agents import check_agent
-from evoci.swe_bench_cl.datasets import load_cl_dataset
+from evoci.swe_bench_cl.datasets import DEMO, load_cl_dataset
 from evoci.swe_bench_cl.embedding import EmbeddingConfig, make_embedder, resolve_embedding
 from evoci.swe_bench_cl.loader import CLIssue, CLSequence
 from evoci.swe_bench_cl.memory import Experience, Memory, MemoryConfig, render_memory
@@ -40,7 +49,7 @@ from evoci.swe_bench_cl.plan import Cell, Store, schedule
 from evoci.swe_bench_cl.record import CLRecorder
 from evoci.swebench.grade import Grade
 from evoci.tasks.continual import cl_agent_task, cl_grade_task
-from evoci.tasks.identity import ended
+from evoci.tasks.identity import ended, record_run
 from evoci.tasks.swe_evo import EvoPrepared, evo_prepare_task, evo_validate_task, node_options
 
 
@@ -58,12 +67,14 @@ def continual(dataset: str = "swe-bench-cl-demo", config: RunConfig = RunConfig(
               matrix: str = "full", attempts: int = 1, memory: MemoryConfig = MemoryConfig(),
               embedding: EmbeddingConfig = EmbeddingConfig(), repos: str | None = None,
               environments: str | None = None, home: str | None = None,
-              db: str | None = None) -> list[SequenceSummary]:
+              db: str | None = None, task_deployment: str | None = None) -> list[SequenceSummary]:
     """Run every sequence of ``dataset`` (``swe-bench-cl-demo`` or a curriculum JSON file).
 
     The agent is ``config.programmer`` (gold, null, scripted, llm, command). ``repos`` is the
     folder of local clones; ``environments`` a file of SWE-bench-style records keyed by
     instance_id giving each issue's test command, log parser and Python.
+    ``task_deployment`` (``continual_sequence/NAME`` on a work pool) runs each sequence as a flow
+    run of it, on whichever worker takes it; ``config.concurrency`` is then how many are queued at once.
     """
     interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
@@ -76,6 +87,8 @@ def continual(dataset: str = "swe-bench-cl-demo", config: RunConfig = RunConfig(
         data, name = load_cl_dataset(dataset, [matrix, attempts, memory, embedding], repos=repos,
                                      environments=environments, home=home)
         run = RunContext.create(config, name, home=home, db=db)
+        if task_deployment:
+            check_pool(task_deployment, "continual_sequence", run.db)
         recorder = CLRecorder(run)
         issues, n_max = sum(len(s.issues) for s in data.sequences), max((s.n for s in data.sequences), default=0)
         recorder.run_started(issues, n_max, data.errors)
@@ -85,16 +98,98 @@ def continual(dataset: str = "swe-bench-cl-demo", config: RunConfig = RunConfig(
         log.info("run %s: %d sequence(s) of %s, agent %s, matrix %s, %d attempt(s) per cell, memory %s (%s)",
                  run.run_id, len(data.sequences), name, config.programmer.kind, matrix, attempts,
                  "on" if memory.enabled else "off", store.embedder.name)
-        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="continual") as pool:
-            futures = [pool.submit(contextvars.copy_context().run, run_sequence, sequence, run, recorder, store, matrix,
-                                   attempts) for sequence in data.sequences]
-        summaries = [future.result() for future in futures]
+        lost: list[str] = []
+        if task_deployment:
+            settings = {"dataset": dataset, "matrix": matrix, "attempts": attempts, "memory": memory,
+                        "embedding": embedding, "repos": repos, "environments": environments}
+            summaries, lost = _on_pool(task_deployment, run, data.sequences, settings)
+        else:
+            with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="continual") as pool:
+                futures = [pool.submit(contextvars.copy_context().run, run_sequence, sequence, run, recorder, store,
+                                       matrix, attempts) for sequence in data.sequences]
+            summaries = [future.result() for future in futures]
         recorder.run_finished()
-        failed = [f"{s.sequence_id}: {s.reason}" for s in summaries if s.status != "done"]
+        failed = [f"{s.sequence_id}: {s.reason}" for s in summaries if s.status != "done"] + lost
         if failed:
             raise RuntimeError(f"{len(failed)} sequence(s) stopped for infrastructure reasons (retry this flow run): "
                                + "; ".join(failed))
         return summaries
+
+
+def sequence_identity(sequence: CLSequence) -> str:
+    """The sequence's content as any host reads it: its issues' places and records (no paths of this host)."""
+    return stable_hash([(issue.position, issue.instance.record_hash) for issue in sequence.issues])
+
+
+def sequence_lease(sequence_id: str) -> str:
+    """The lease key of a sequence on a work pool (beside the leases of tasks and of the run)."""
+    return f"sequence:{sequence_id}"
+
+
+def _absolute(path: str | None) -> str | None:
+    return str(Path(path).absolute()) if path else None
+
+
+def _on_pool(deployment: str, run: RunContext, sequences: list[CLSequence],
+             settings: dict) -> tuple[list[SequenceSummary], list[str]]:
+    """Every sequence as a flow run of ``deployment``; (summaries of those that completed, 'id: why' of the others)."""
+    shared = {**settings, "dataset": settings["dataset"] if settings["dataset"] == DEMO else _absolute(settings["dataset"]),
+              "repos": _absolute(settings["repos"]), "environments": _absolute(settings["environments"]),
+              "memory": settings["memory"].model_dump(mode="json"), "embedding": settings["embedding"].model_dump(mode="json"),
+              "config": run.config.model_dump(mode="json"), "run_dataset": run.dataset, "home": None, "db": str(run.db)}
+
+    def unit(sequence: CLSequence) -> tuple[str, str, dict]:
+        return sequence.sequence_id, sequence_lease(sequence.sequence_id), {
+            **shared, "sequence_id": sequence.sequence_id, "identity": sequence_identity(sequence)}
+
+    summaries, failures, _ = each_in_subflows(OnPool(deployment, run, unit, sequence_summary),
+                                              [(s.sequence_id, s) for s in sequences], run.config.concurrency)
+    return summaries, [f"{name}: {exc}" for name, exc in failures]
+
+
+def sequence_summary(run: RunContext, sequence_id: str) -> SequenceSummary:
+    """How a sequence ended, as its worker recorded it in the results store."""
+    with reading(run.db, run_id=run.run_id) as con:
+        issues, attempts = con.execute(
+            """select count(distinct t.task_id), count(i.task_id) from tasks t
+               left join iterations i on i.run_id = t.run_id and i.task_id = t.task_id
+               where t.run_id = ? and t.sequence_id = ?""", [run.run_id, sequence_id]).fetchone()
+        stopped = con.execute("""select reason from tasks where run_id = ? and sequence_id = ? and status = 'infra_error'
+                                 order by sequence_position limit 1""", [run.run_id, sequence_id]).fetchone()
+    if not issues:
+        return SequenceSummary(run_id=run.run_id, sequence_id=sequence_id, issues=0, attempts=0, status="not_started",
+                               reason="no worker recorded it")
+    return SequenceSummary(run_id=run.run_id, sequence_id=sequence_id, issues=issues, attempts=attempts,
+                           status="infra_error" if stopped else "done", reason=stopped[0] if stopped else None)
+
+
+@flow(name="continual_sequence", flow_run_name="continual-{sequence_id}")
+def continual_sequence(dataset: str, sequence_id: str, identity: str, config: RunConfig, run_dataset: str,
+                       matrix: str = "full", attempts: int = 1, memory: MemoryConfig = MemoryConfig(),
+                       embedding: EmbeddingConfig = EmbeddingConfig(), repos: str | None = None,
+                       environments: str | None = None, home: str | None = None,
+                       db: str | None = None) -> SequenceSummary:
+    """One sequence of a SWE-Bench-CL run, on the worker that took it (``continual(task_deployment=…)``).
+
+    ``dataset``, ``repos`` and ``environments`` are read as this host has them; the sequence must
+    be the one the run was given (``identity``). ``config`` carries the run's id and
+    ``run_dataset`` its name, so the facts and the memory join the run that queued it. A sequence
+    stopped by an infrastructure fault fails the flow run, so it can be retried.
+    """
+    with lease.scope():  # the leases this flow takes end with it
+        data, _ = load_cl_dataset(dataset, [matrix, attempts, memory, embedding], repos=repos,
+                                  environments=environments, home=home)
+        sequence = next((s for s in data.sequences if s.sequence_id == sequence_id), None)
+        run = join_on_worker(config, run_dataset, home=home, db=db, key=sequence_lease(sequence_id),
+                             what=f"sequence {sequence_id}", found=sequence and sequence_identity(sequence),
+                             expected=identity, where=dataset,
+                             fix="give every worker the same curriculum (and --repos) at the same path")
+        record_run(run)
+        store = Memory(run.db, run.run_id, make_embedder(embedding), memory)
+        summary = run_sequence(sequence, run, CLRecorder(run), store, matrix, attempts)
+        if summary.status != "done":
+            raise InfrastructureError(f"sequence {sequence_id} stopped: {summary.reason}")
+        return summary
 
 
 def run_sequence(sequence: CLSequence, run: RunContext, recorder: CLRecorder, store: Memory, matrix: str,

@@ -14,6 +14,11 @@ ran out is ``infra_error``; a bad record is ``input_error``; one whose environme
 built or proven is ``environment_error`` (unscored, re-validated when the run is re-run). Nodes persist their results
 under keys of small identities (``tasks/caching.py``), so re-running the same command,
 or retrying the flow run, resumes: completed nodes are read back, facts are not written twice.
+
+With ``task_deployment`` (``swe_evo_instance/NAME`` on a work pool) each instance is a flow run
+of that deployment, which any worker takes (``evoci.deployments.pool``): it is passed by
+identity (the dataset as given, the instance id and its record's hash), and the worker reads
+the dataset where its own host has it (``swe-evo-demo`` is built in the worker's home).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import contextvars
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -29,14 +35,16 @@ from pydantic import BaseModel
 from evoci import interrupt
 from evoci.domain import AgentConfig, RunConfig
 from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
+from evoci.deployments.pool import OnPool, check_pool, join_on_worker
+from evoci.flows.benchmark import each_in_subflows
 from evoci.runtime import RunContext
-from evoci.store import lease
+from evoci.store import lease, reading
 from evoci.swe_evo.agents import resolve_agent
-from evoci.swe_evo.datasets import load_evo_dataset
+from evoci.swe_evo.datasets import DEMO, load_evo_dataset
 from evoci.swe_evo.failures import judge_unresolved
 from evoci.swe_evo.loader import EvoInstance
 from evoci.swe_evo.record import EvoRecorder, now
-from evoci.tasks.identity import ended
+from evoci.tasks.identity import ended, record_run
 from evoci.tasks.swe_evo import evo_agent_task, evo_grade_task, evo_prepare_task, evo_validate_task, node_options
 
 
@@ -53,7 +61,8 @@ class InstanceSummary(BaseModel):
 @flow(name="swe_evo", flow_run_name="swe-evo-{dataset}")
 def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protocol="swe-evo"),
             repos: str | None = None, home: str | None = None, db: str | None = None,
-            judge: AgentConfig | None = None, environments: str | None = None) -> list[InstanceSummary]:
+            judge: AgentConfig | None = None, environments: str | None = None,
+            task_deployment: str | None = None) -> list[InstanceSummary]:
     """Predict and grade every instance of ``dataset`` (``swe-evo-demo``, a records file or folder).
 
     ``repos`` is the folder of local clones for records without ``repo_path``. The agent is
@@ -61,6 +70,8 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
     ``judge`` (an ``llm`` AgentConfig) labels every unresolved instance with the paper's failure
     taxonomy (``failure_labels``, ``swe_evo_failure_modes``). ``environments`` is a side file of
     environment specs (``evoci.swebench.specs``) adding to or overriding the shipped ones.
+    ``task_deployment`` (``swe_evo_instance/NAME`` on a work pool) runs each instance as a flow run
+    of it, on whichever worker takes it; ``config.concurrency`` is then how many are queued at once.
     """
     interrupt.reclaim()  # SIGTERM stops this flow's workers at once, as SIGINT does (evoci/interrupt.py)
     with lease.scope():  # the leases this flow takes end with it (or with the command around it)
@@ -68,21 +79,26 @@ def swe_evo(dataset: str = "swe-evo-demo", config: RunConfig = RunConfig(protoco
         config = config.model_copy(update={"protocol": "swe-evo", "programmer": resolve_agent(config.programmer)})
         data, name = load_evo_dataset(dataset, config, repos=repos, home=home, environments=environments)
         run = RunContext.create(config, name, home=home, db=db)
+        if task_deployment:
+            check_pool(task_deployment, "swe_evo_instance", run.db)
         recorder = EvoRecorder(run)
         recorder.run_started(len(data.instances), data.errors)
         for error in data.errors:
             log.error("skipped: %s", error)
         log.info("run %s: %d SWE-EVO instance(s) of %s, agent %s, %d at once", run.run_id, len(data.instances), name,
                  config.programmer.kind, config.concurrency)
-        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="swe-evo") as pool:
-            futures = [pool.submit(contextvars.copy_context().run, evaluate_instance, instance, run, recorder)
-                       for instance in data.instances]
-        summaries, failed = [], []
-        for instance, future in zip(data.instances, futures):
-            try:
-                summaries.append(future.result())
-            except Exception as exc:  # recorded as infra_error; the others went on
-                failed.append(f"{instance.instance_id}: {exc}")
+        if task_deployment:
+            summaries, failed = _on_pool(task_deployment, run, data.instances, dataset, repos, environments)
+        else:
+            with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="swe-evo") as pool:
+                futures = [pool.submit(contextvars.copy_context().run, evaluate_instance, instance, run, recorder)
+                           for instance in data.instances]
+            summaries, failed = [], []
+            for instance, future in zip(data.instances, futures):
+                try:
+                    summaries.append(future.result())
+                except Exception as exc:  # recorded as infra_error; the others went on
+                    failed.append(f"{instance.instance_id}: {exc}")
         if judge is not None:
             judge_unresolved(run, data.instances, judge)
         recorder.run_finished()
@@ -125,3 +141,55 @@ def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecor
         ended(run, instance.instance_id, exc)
         raise
     return summary.model_copy(update={"grade": grade.status})
+
+
+def _absolute(path: str | None) -> str | None:
+    return str(Path(path).absolute()) if path else None
+
+
+def _on_pool(deployment: str, run: RunContext, instances: list[EvoInstance], dataset: str, repos: str | None,
+             environments: str | None) -> tuple[list[InstanceSummary], list[str]]:
+    """Every instance as a flow run of ``deployment``; (summaries of those that completed, 'id: why' of the others)."""
+    source = dataset if dataset == DEMO else _absolute(dataset)
+
+    def unit(instance: EvoInstance) -> tuple[str, str, dict]:
+        return instance.instance_id, instance.instance_id, {
+            "dataset": source, "instance_id": instance.instance_id, "record_hash": instance.record_hash,
+            "config": run.config.model_dump(mode="json"), "run_dataset": run.dataset, "repos": _absolute(repos),
+            "environments": _absolute(environments), "home": None, "db": str(run.db)}
+
+    summaries, failures, _ = each_in_subflows(OnPool(deployment, run, unit, instance_summary),
+                                              [(i.instance_id, i) for i in instances], run.config.concurrency)
+    return summaries, [f"{name}: {exc}" for name, exc in failures]
+
+
+def instance_summary(run: RunContext, instance_id: str) -> InstanceSummary:
+    """How an instance ended, as its worker recorded it in the results store."""
+    with reading(run.db, run_id=run.run_id) as con:
+        row = con.execute("""select t.status, t.reason, i.status from tasks t
+                             left join iterations i on i.run_id = t.run_id and i.task_id = t.task_id and i.iteration = 1
+                             where t.run_id = ? and t.task_id = ?""", [run.run_id, instance_id]).fetchone()
+    if row is None:
+        return InstanceSummary(run_id=run.run_id, instance_id=instance_id, status="not_started",
+                               reason="no worker recorded it")
+    return InstanceSummary(run_id=run.run_id, instance_id=instance_id, status=row[0], reason=row[1], grade=row[2])
+
+
+@flow(name="swe_evo_instance", flow_run_name="swe-evo-{instance_id}")
+def swe_evo_instance(dataset: str, instance_id: str, record_hash: str, config: RunConfig, run_dataset: str,
+                     repos: str | None = None, environments: str | None = None, home: str | None = None,
+                     db: str | None = None) -> InstanceSummary:
+    """One instance of a SWE-EVO run, on the worker that took it (``swe_evo(task_deployment=…)``).
+
+    ``dataset``, ``repos`` and ``environments`` are read as this host has them; the instance must
+    be the record the run was given (``record_hash``). ``config`` carries the run's id and
+    ``run_dataset`` its name, so the facts join the run that queued it.
+    """
+    with lease.scope():  # the leases this flow takes end with it
+        data, _ = load_evo_dataset(dataset, config, repos=repos, home=home, environments=environments)
+        instance = next((i for i in data.instances if i.instance_id == instance_id), None)
+        run = join_on_worker(config, run_dataset, home=home, db=db, key=instance_id, what=f"instance {instance_id}",
+                             found=instance and instance.record_hash, expected=record_hash, where=dataset,
+                             fix="give every worker the same dataset (and --repos) at the same path")
+        record_run(run, max_iterations=1)
+        return evaluate_instance(instance, run, EvoRecorder(run))

@@ -1,6 +1,7 @@
 """A cluster on one machine: PostgreSQL, a Prefect server on it, two workers; one run's tasks spread over both.
 
     .venv/bin/python scripts/cluster_demo.py [--tasks 4] [--iterations 3] [--kill-worker] [--keep]
+    .venv/bin/python scripts/cluster_demo.py --protocol swe-evo|nitr|swe-bench-cl [--workers 1]
 
 1. starts PostgreSQL (``scripts/postgres.sh``) and a Prefect server whose state is in it;
 2. registers evoci's deployments on a ``process`` work pool (``evoci deploy``);
@@ -14,6 +15,11 @@
 6. runs the same dataset on the embedded default (a DuckDB file, tasks as threads) and checks
    that every table holds the same number of rows and the views give the same numbers;
 7. stops everything it started. Exits non-zero on any difference, or if a worker ran nothing.
+
+``--protocol`` runs another protocol's demo the same way, one unit per flow run: SWE-EVO's
+instances (``swe-evo-demo``, gold patches), NITR's probes (two built-in probes, the reference
+agent), SWE-Bench-CL's sequences (``swe-bench-cl-demo``, gold patches); each worker builds the
+demo in its own home. ``--workers 1`` starts only worker-1.
 
 ``--kill-worker`` loses a host mid-run: once worker-1 holds a task's lease (it is evolving that
 task), worker-1 and every process under it (the flow run, its sandboxes) get SIGKILL, and
@@ -36,14 +42,39 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EVOCI = str(Path(sys.executable).with_name("evoci"))
 PREFECT = str(Path(sys.executable).with_name("prefect"))
 POOL, NAME = "evoci-cluster", "cluster"
-TABLES = ("runs", "tasks", "targets", "iterations", "test_results", "agent_calls", "trajectories", "failures")
-COMPARED = """select task_id, iteration, n_passed, round(a, 6) from swe_ci_iterations order by task_id, iteration"""
+TABLES = ("runs", "tasks", "targets", "iterations", "test_results", "agent_calls", "trajectories", "failures",
+          "gradings", "cl_experiences", "cl_retrievals")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What the demo runs for one protocol: its dataset and options, the unit flow, the numbers compared."""
+
+    dataset: tuple[str, ...]  # `evoci run` arguments before the store's
+    unit_flow: str  # the flow whose deployment runs one unit: `--task-deployment <unit_flow>/cluster`
+    compared: str  # a view's numbers, which the cluster and the embedded default must give alike
+    unit_of_task: str = "task_id"  # tasks' column naming the unit a task belongs to
+
+
+PROTOCOLS = {
+    "swe-ci": Protocol((), "evolve", "select task_id, iteration, n_passed, round(a, 6) from swe_ci_iterations "
+                                     "order by task_id, iteration"),
+    "swe-evo": Protocol(("swe-evo-demo", "--agent", "gold"), "swe_evo_instance",
+                        "select task_id, task_status, f2p_passed, p2p_passed, resolved, round(fix_rate, 6) "
+                        "from swe_evo_instances order by task_id"),
+    "nitr": Protocol(("nitr", "--select", "id=001,003", "--agent", "reference"), "nitr_probe_by_id",
+                     "select task_id, category from nitr_probes order by task_id"),
+    "swe-bench-cl": Protocol(("swe-bench-cl-demo", "--agent", "gold"), "continual_sequence",
+                             "select sequence_id, memory_stage, sequence_position, task_id, task_status, attempts, "
+                             "resolved_attempts, round(a, 6) from cl_matrix order by all", "sequence_id"),
+}
 
 
 def free_port() -> int:
@@ -162,13 +193,20 @@ def lease_holders(store: str) -> list[int]:
         return [row[0] for row in con.execute("select pid from leases where task_id <> ''").fetchall()]
 
 
-def counts_and_numbers(store: str) -> tuple[dict[str, int], list[tuple]]:
+def counts_and_numbers(store: str, protocol: Protocol) -> tuple[dict[str, int], list[tuple], dict[str, str]]:
+    """Rows per table, the protocol's compared numbers, and the unit of each task (a CL issue's sequence)."""
     from evoci.settings import location
     from evoci.store import reading
 
     with reading(location(store)) as con:
         counts = {t: con.execute(f"select count(*) from {t}").fetchone()[0] for t in TABLES}
-        return counts, con.execute(COMPARED).fetchall()
+        units = dict(con.execute(f"select task_id, {protocol.unit_of_task} from tasks").fetchall())
+        return counts, con.execute(protocol.compared).fetchall(), units
+
+
+def units_ran(home: Path, units: dict[str, str]) -> list[str]:
+    """The units whose work is in a worker's home: ``runs/<run>/<task>`` (a CL attempt's is ``<task>@<cell>``)."""
+    return sorted({units.get(p.name.split("@", 1)[0], p.name) for p in home.glob("runs/*/*") if p.is_dir()})
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -207,7 +245,11 @@ def main() -> int:
     parser.add_argument("--kill-worker", action="store_true",
                         help="SIGKILL worker-1 and its flow runs mid-task, then start it again")
     parser.add_argument("--no-netns", action="store_true", help="run worker-2 in the machine's network namespace")
+    parser.add_argument("--protocol", choices=sorted(PROTOCOLS), default="swe-ci",
+                        help="swe-ci: --tasks generated tasks; the others: their built-in demo, one unit per flow run")
+    parser.add_argument("--workers", type=int, choices=(1, 2), default=2, help="how many workers poll the pool")
     args = parser.parse_args()
+    protocol = PROTOCOLS[args.protocol]
     # Short leases and start grace, so the loss is noticed in seconds (a flow run worker-1 had
     # claimed but not started when it died is never started: only the grace finds it).
     lost = ({"EVOCI_LEASE_TTL_S": "12", "EVOCI_POOL_POLL_S": "2", "EVOCI_POOL_START_GRACE_S": "90"}
@@ -277,20 +319,22 @@ def main() -> int:
                                                start_new_session=True)
             started.append(processes[name])
 
-        for name in ("worker-1", "worker-2"):
+        for name in ("worker-1", "worker-2")[:args.workers]:
             start_worker(name)
-        say("two workers polling the pool, each with its own home" +
+        say("one worker polling the pool, with its own home" if args.workers == 1 else
+            "two workers polling the pool, each with its own home" +
             ("" if args.no_netns else "; worker-2 in its own network namespace (loopback only; two doors: the API "
                                       "and PostgreSQL, over Unix sockets)"))
 
-        dataset = write_dataset(state / "tasks", args.tasks, args.iterations)
+        dataset = (protocol.dataset if protocol.dataset else
+                   (str(write_dataset(state / "tasks", args.tasks, args.iterations)), "--max-iterations",
+                    str(args.iterations)))
         started_at = time.monotonic()
         run_log = state / "run.log"
         with open(run_log, "w") as out:
-            running = subprocess.Popen([EVOCI, "run", str(dataset), "--store", store, "--home", str(state / "parent"),
-                                        "--task-deployment", f"evolve/{NAME}", "--concurrency", str(args.tasks),
-                                        "--max-iterations", str(args.iterations)], env=client_env, stdout=out,
-                                       stderr=subprocess.STDOUT)
+            running = subprocess.Popen([EVOCI, "run", *dataset, "--store", store, "--home", str(state / "parent"),
+                                        "--task-deployment", f"{protocol.unit_flow}/{NAME}", "--concurrency",
+                                        str(args.tasks)], env=client_env, stdout=out, stderr=subprocess.STDOUT)
             killed = kill_mid_task(processes["worker-1"], store, running) if args.kill_worker else None
             if killed:
                 say(f"worker-1 and {killed - 1} process(es) under it killed (SIGKILL) while it evolved a task; "
@@ -304,25 +348,24 @@ def main() -> int:
         say(f"the run across workers took {time.monotonic() - started_at:.1f} s (exit {ran.returncode}); "
             f"{requeued} task(s) queued again after a lost worker")
 
-        by_worker = {name: sorted(p.name for p in home.glob("runs/*/*") if p.is_dir())
-                     for name, home in workers.items()}
+        cluster_counts, cluster_numbers, units = counts_and_numbers(store, protocol)
+        by_worker = {name: units_ran(home, units) for name, home in workers.items()}
+        unit = "task" if args.protocol == "swe-ci" else "unit"
         for name, tasks in by_worker.items():
-            say(f"{name} ran {len(tasks)} task(s): {', '.join(tasks) or '—'}")
+            say(f"{name} ran {len(tasks)} {unit}(s): {', '.join(tasks) or '—'}")
 
         embedded = state / "embedded"
         (embedded / "prefect").mkdir(parents=True)
-        subprocess.run([EVOCI, "run", str(dataset), "--home", str(embedded), "--concurrency", "2",
-                        "--max-iterations", str(args.iterations)], env=quiet_env(PREFECT_HOME=str(embedded / "prefect")),
-                       stdout=subprocess.DEVNULL, check=False)
-        cluster_counts, cluster_numbers = counts_and_numbers(store)
-        embedded_counts, embedded_numbers = counts_and_numbers(str(embedded / "evoci.duckdb"))
+        subprocess.run([EVOCI, "run", *dataset, "--home", str(embedded), "--concurrency", "2"],
+                       env=quiet_env(PREFECT_HOME=str(embedded / "prefect")), stdout=subprocess.DEVNULL, check=False)
+        embedded_counts, embedded_numbers, _ = counts_and_numbers(str(embedded / "evoci.duckdb"), protocol)
         say(f"rows on the cluster:  {cluster_counts}")
         say(f"rows embedded:        {embedded_counts}")
         problems = []
         if ran.returncode:
             problems.append(f"the run across workers exited {ran.returncode}")
         if any(not tasks for tasks in by_worker.values()):
-            problems.append("a worker ran no task")
+            problems.append(f"a worker ran no {unit}")
         if not args.no_netns and "is out of reach" not in (state / "worker-2.log").read_text():
             problems.append("worker-2 did not prove its network namespace (see worker-2.log)")
         if cluster_counts != embedded_counts:
@@ -334,12 +377,15 @@ def main() -> int:
                 problems.append("worker-1 never held a task's lease, so nothing was killed mid-task")
             elif not requeued:
                 problems.append("the killed worker's task was never queued again")
-        elif sum(len(t) for t in by_worker.values()) != args.tasks:
-            problems.append("tasks ran on more than one worker, or on none")
+        elif sorted(sum(by_worker.values(), [])) != sorted(set(units.values())):
+            problems.append(f"not every {unit} ran on exactly one worker")
+        if not cluster_numbers:
+            problems.append("the views hold no numbers for the run")
         for problem in problems:
             say(f"FAILED: {problem}")
         if not problems:
-            say(f"OK: {args.tasks} tasks over 2 workers, every fact once, the same numbers as the embedded default")
+            say(f"OK: {len(set(units.values()))} {unit}s over {args.workers} worker{'s' if args.workers > 1 else ''}, "
+                "every fact once, the same numbers as the embedded default")
         status = 1 if problems else 0
     finally:
         for proc in reversed(started):  # workers first, then the server

@@ -47,7 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         summaries = continual(args.dataset, config, matrix=args.matrix, attempts=args.attempts, memory=memory,
                               embedding=embedding, repos=args.repos, environments=args.environments, home=args.home,
-                              db=args.db)
+                              db=args.db, task_deployment=getattr(args, "task_deployment", None))
     except (InputError, RunBusy, LeaseLost):  # refused before anything ran (a changed config under this run id, an empty dataset)
         raise
     except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from evoci.errors import DatasetError
 from evoci.runtime import RunContext
+from evoci.settings import location
 from evoci.store import IterationRow, TaskRow
 from evoci.store.db import transaction
 from evoci.swe_bench_cl.loader import CLIssue
@@ -86,4 +86,4 @@ class CLRecorder:
 
     def run_finished(self) -> None:
         self.run.facts.run_finished(self.run.run_id)
-        publish_cl(Path(self.run.db), self.run.run_id)
+        publish_cl(location(self.run.db), self.run.run_id)  # a file, or a PostgreSQL URL as it is

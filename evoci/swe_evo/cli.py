@@ -45,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed = False
     try:
         summaries = swe_evo(args.dataset, config, repos=args.repos, home=args.home, db=args.db, judge=judge,
-                            environments=args.environments)
+                            environments=args.environments, task_deployment=getattr(args, "task_deployment", None))
     except (InputError, RunBusy, LeaseLost):
         # refused before anything ran (a changed config under this run id, an empty dataset), or another
         # process writes this run: its results are not this command's to show

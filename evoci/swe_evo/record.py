@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
 from evoci.errors import DatasetError
 from evoci.runtime import RunContext
+from evoci.settings import location
 from evoci.store import IterationRow, TaskRow
 from evoci.swe_evo.agents import Prediction
 from evoci.swe_evo.loader import EvoInstance
@@ -74,4 +74,4 @@ class EvoRecorder:
 
     def run_finished(self) -> None:
         self.run.facts.run_finished(self.run.run_id)
-        publish_swe_evo(Path(self.run.db), self.run.run_id)
+        publish_swe_evo(location(self.run.db), self.run.run_id)  # a file, or a PostgreSQL URL as it is

@@ -34,3 +34,15 @@ def test_a_worker_killed_mid_task_and_started_again_completes_the_run_with_every
     assert re.search(r"lost its worker \(the task's lease expired", out)  # noticed by its lease, queued again
     assert "RunBusy" not in out  # no live flow run was taken for lost: its twin would have been refused
     assert "OK: 4 tasks over 2 workers, every fact once" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol, units", [("swe-evo", 3), ("nitr", 2), ("swe-bench-cl", 1)])
+def test_each_protocols_demo_runs_every_unit_on_a_pool_worker_and_matches_the_embedded_default(protocol, units):
+    """SWE-EVO instances, NITR probes, SWE-Bench-CL sequences: one flow run each, taken by the worker."""
+    ran = subprocess.run([sys.executable, str(REPO / "scripts/cluster_demo.py"), "--protocol", protocol, "--workers", "1",
+                          "--no-netns"], capture_output=True, text=True, timeout=1800)
+    out = ran.stdout
+    assert ran.returncode == 0, out[-6000:] + ran.stderr[-4000:]
+    assert re.findall(r"(worker-\d) ran (\d+) unit", out) == [("worker-1", str(units))]  # in its own home, not in-process
+    assert f"OK: {units} units over 1 worker, every fact once, the same numbers as the embedded default" in out
