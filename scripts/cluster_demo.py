@@ -356,8 +356,10 @@ def main() -> int:
 
         embedded = state / "embedded"
         (embedded / "prefect").mkdir(parents=True)
-        subprocess.run([EVOCI, "run", *dataset, "--home", str(embedded), "--concurrency", "2"],
-                       env=quiet_env(PREFECT_HOME=str(embedded / "prefect")), stdout=subprocess.DEVNULL, check=False)
+        with open(state / "embedded.log", "w") as out:  # kept with the other logs when the demo fails
+            subprocess.run([EVOCI, "run", *dataset, "--home", str(embedded), "--concurrency", "2"],
+                           env=quiet_env(PREFECT_HOME=str(embedded / "prefect")), stdout=out, stderr=subprocess.STDOUT,
+                           check=False)
         embedded_counts, embedded_numbers, _ = counts_and_numbers(str(embedded / "evoci.duckdb"), protocol)
         say(f"rows on the cluster:  {cluster_counts}")
         say(f"rows embedded:        {embedded_counts}")
