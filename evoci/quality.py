@@ -35,6 +35,7 @@ from radon.complexity import cc_visit
 from radon.metrics import mi_visit
 from radon.raw import analyze
 
+from evoci import treefs
 from evoci.sandbox.process import run_process
 
 # Bumped when what is measured changes, so cached measurements are not reused.
@@ -69,11 +70,11 @@ class Quality:
 def python_files(root: Path, tests_dir: str) -> list[str]:
     """Relative paths of the Python files to measure: outside ``tests_dir`` and hidden folders."""
     found = []
-    for path in root.rglob("*.py"):
-        rel = path.relative_to(root)
-        if rel.parts[0] == tests_dir or any(p.startswith(".") for p in rel.parts) or path.is_symlink():
+    for rel, kind in treefs.walk(root):  # any depth: Path.rglob of Python 3.11 recurses once per folder
+        parts = rel.split("/")
+        if not rel.endswith(".py") or parts[0] == tests_dir or any(p.startswith(".") for p in parts) or kind == "link":
             continue
-        found.append(rel.as_posix())
+        found.append(rel)
     return sorted(found)
 
 

@@ -8,6 +8,13 @@ tree's root, with ``O_NOFOLLOW``: a component that is not a real folder is never
 final name that is a link or a special file is never opened, and a file the harness writes is
 created afresh (``O_CREAT | O_EXCL``) after whatever stood at its name was removed. Each thing
 removed on the way is returned, so the caller records it as tampering.
+
+**Any depth.** An agent can nest folders far deeper than Python's recursion limit, and past the
+longest path the system opens (``PATH_MAX``). ``os.walk``, ``Path.rglob`` and ``shutil.rmtree`` of
+Python 3.11 recurse once per level (``RecursionError`` at about a thousand), and a whole path
+names nothing past ``PATH_MAX``. So ``walk`` and every removal here go one level at a time from
+an open descriptor, climbing back through ``..`` (checked against the folder they left), with a
+fixed number of descriptors open whatever the depth.
 """
 
 from __future__ import annotations
@@ -15,8 +22,8 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -108,9 +115,61 @@ def read_open(handle: int, what: str) -> bytes:
         return f.read()
 
 
+def walk(root: Path) -> Iterator[tuple[str, str]]:
+    """``(path relative to root, kind)`` of everything under ``root``, each folder before what it holds,
+    at any depth (see the module docstring); a link is never followed. The caller may remove what was
+    just yielded: a folder gone before its turn is skipped. A ``root`` that is not there holds nothing."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    try:
+        levels = [("", _listing(fd), os.fstat(fd))]  # (prefix, entries still to yield, the folder's identity)
+        while levels:
+            prefix, pending, _ = levels[-1]
+            if not pending:
+                levels.pop()
+                if levels:
+                    fd = _climb(fd, levels[-1][2])
+                continue
+            name, found = pending.pop()
+            yield prefix + name, found
+            if found != "folder":
+                continue
+            try:
+                inner = os.open(name, _DIR, dir_fd=fd)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # removed by the caller, or no longer a folder
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                continue
+            os.close(fd)
+            fd = inner
+            levels.append((f"{prefix}{name}/", _listing(fd), os.fstat(fd)))
+    finally:
+        os.close(fd)
+
+
+def remove_named(root: Path, name: str) -> list[str]:
+    """Remove every entry called ``name`` under ``root`` (a folder whole, never entered); return their paths."""
+    found = []
+    for rel, _ in walk(root):
+        if rel.rpartition("/")[2] == name:
+            remove(root, rel)
+            found.append(rel)
+    return sorted(found)
+
+
+def clear(path: Path) -> None:
+    """Remove whatever stands at the harness's own ``path`` (an agent-made tree inside it, at any depth)."""
+    remove(path.parent, path.name)
+
+
 def link_leaves(root: Path, rel: str) -> bool:
     """Whether the symlink at ``rel`` points outside ``root`` (absolute, or ``..`` past the root), read lexically."""
-    target = os.readlink(root / rel)
+    with _Parent(root, rel) as (fd, name):
+        target = os.readlink(name, dir_fd=fd)
     if posixpath.isabs(target):
         return True
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
@@ -120,13 +179,11 @@ def link_leaves(root: Path, rel: str) -> bool:
 def remove_leaving_links(root: Path) -> list[str]:
     """Remove every symlink under ``root`` that points outside it (``link_leaves``); return their paths."""
     found = []
-    for top, folders, files in os.walk(root):  # never descends into a linked folder
-        for name in sorted([*folders, *files]):
-            rel = Path(top, name).relative_to(root).as_posix()
-            if kind(root, rel) == "link" and link_leaves(root, rel):
-                remove(root, rel)
-                found.append(rel)
-    return found
+    for rel, found_kind in walk(root):  # never descends into a linked folder
+        if found_kind == "link" and link_leaves(root, rel):
+            remove(root, rel)
+            found.append(rel)
+    return sorted(found)
 
 
 def kind_at(fd: int, name: str) -> str | None:
@@ -147,10 +204,70 @@ def _kind(mode: int) -> str:
 def _remove(fd: int, name: str) -> str | None:
     found = kind_at(fd, name)
     if found == "folder":
-        shutil.rmtree(name, dir_fd=fd)  # fd-based: never follows a link inside
+        _remove_folder(fd, name)
     elif found is not None:
         os.unlink(name, dir_fd=fd)
     return found
+
+
+def _remove_folder(parent: int, name: str) -> None:
+    """Delete the folder ``name`` of ``parent`` and all it holds, deepest first, never through a link."""
+    fd = os.open(name, _DIR, dir_fd=parent)
+    try:
+        levels = [(name, _folders_after_unlinking(fd), os.fstat(fd))]  # (folder, folders still to delete, identity)
+        while True:
+            _, pending, _ = levels[-1]
+            if pending:
+                inner = os.open(pending[-1], _DIR, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+                levels.append((pending.pop(), _folders_after_unlinking(fd), os.fstat(fd)))
+                continue
+            done = levels.pop()[0]
+            if not levels:
+                break
+            fd = _climb(fd, levels[-1][2])
+            os.rmdir(done, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent)
+
+
+def _folders_after_unlinking(fd: int) -> list[str]:
+    """Unlink every entry of the open folder ``fd`` that is not a folder; return the folders' names."""
+    folders = []
+    for name, found in _listing(fd):
+        if found == "folder":
+            folders.append(name)
+        else:
+            os.unlink(name, dir_fd=fd)
+    return folders
+
+
+def _listing(fd: int) -> list[tuple[str, str]]:
+    """(name, kind) of each entry of the open folder ``fd``, in reverse order (popped from the end, sorted)."""
+    with os.scandir(fd) as entries:
+        found = [(e.name, _entry_kind(e)) for e in entries]
+    return sorted(found, reverse=True)
+
+
+def _entry_kind(entry: os.DirEntry) -> str:
+    if entry.is_symlink():
+        return "link"
+    if entry.is_dir(follow_symlinks=False):
+        return "folder"
+    return "file" if entry.is_file(follow_symlinks=False) else "special"
+
+
+def _climb(fd: int, parent: os.stat_result) -> int:
+    """The open parent of folder ``fd``, proved to be the folder the walk came from; ``fd`` is closed."""
+    up = os.open("..", _DIR, dir_fd=fd)
+    found = os.fstat(up)
+    if (found.st_dev, found.st_ino) != (parent.st_dev, parent.st_ino):
+        os.close(up)
+        raise OSError(errno.ESTALE, "a folder was moved while the harness walked its tree — run the task again")
+    os.close(fd)
+    return up
 
 
 class _Parent:
@@ -173,6 +290,7 @@ class _Parent:
         self.fds.append(os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
         for depth, name in enumerate(self.parts[:-1]):
             self.fds.append(self._enter(self.fds[-1], name, "/".join(self.parts[: depth + 1])))
+            os.close(self.fds.pop(-2))  # one descriptor at a time, however deep the path
         return self.fds[-1], self.parts[-1]
 
     def _enter(self, fd: int, name: str, rel: str) -> int:

@@ -156,7 +156,7 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
                          output_limit=run.config.output_limit_bytes, places=probe.places())
     finally:
         sandbox.cleanup()
-        shutil.rmtree(root, ignore_errors=True)
+        treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses
     artifacts = run.paths.artifacts(run.run_id, probe.probe_id) / f"attempt-{prepared.attempt}-step-{step}"
     artifacts.mkdir(parents=True, exist_ok=True)
     (artifacts / "grade.json").write_text(grade.model_dump_json(indent=2))

@@ -16,6 +16,7 @@ from typing import Any
 
 from prefect import task
 
+from evoci import treefs
 from evoci.logs import run_logger
 from evoci.quality import Quality, measure
 from evoci.runtime import Prepared, RunContext
@@ -31,7 +32,7 @@ def quality_task(prepared: Prepared, run: RunContext, iteration: int, sha: str) 
     """Measure commit ``sha`` (iteration 0 = base, -1 = the oracle) against the base's source."""
     spec = prepared.task
     scratch = run.paths.task_dir(run.run_id, spec.task_id) / "quality" / str(iteration)
-    shutil.rmtree(scratch, ignore_errors=True)
+    treefs.clear(scratch)  # trees of an agent's commits, at any depth
     try:
         workspace = Workspace(Path(prepared.workspace)).repo
         extract_tree(workspace, prepared.start_sha, scratch / "base")
@@ -42,7 +43,7 @@ def quality_task(prepared: Prepared, run: RunContext, iteration: int, sha: str) 
             extract_tree(workspace, sha, tree)
         quality = measure(tree, scratch / "base", spec.tests_dir)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        treefs.clear(scratch)
     run_logger().info(
         "task %s, %s: MI %s, mean complexity %s, pylint %s, %d line(s) changed against the base%s",
         spec.task_id, _name(iteration), _fmt(quality.mi), _fmt(quality.cc_mean), _fmt(quality.pylint_score),

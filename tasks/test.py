@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from prefect import task
 
+from evoci import treefs
 from evoci.domain import TestReport, TestStatus
 from evoci.grading import sabotage, tree
 from evoci.logs import run_logger
@@ -64,7 +64,7 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
     finally:
         sandbox.cleanup()
         if root != reference:
-            shutil.rmtree(root, ignore_errors=True)
+            treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses
     passed = len(report.passed())
     run_logger().info(
         "task %s, %s: %s — %d of %d reported tests passed in %.1f s%s",
@@ -83,7 +83,9 @@ def _agents_overrides(workspace: Workspace, prepared: Prepared, sha: str, differ
     """
     if not differences or sha == prepared.start_sha:
         return []
-    changed = set(workspace.git.diff("--name-only", "--no-ext-diff", "--no-renames", prepared.start_sha, sha).splitlines())
+    # -z: names as they are (git quotes a name with a byte that is not ASCII, which would match no difference)
+    changed = set(workspace.git.diff("--name-only", "-z", "--no-ext-diff", "--no-renames", prepared.start_sha,
+                                     sha).split("\0")) - {""}
     return [p for p in differences if p in changed or any(c.startswith(p.rstrip("/") + "/") for c in changed)]
 
 

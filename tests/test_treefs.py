@@ -40,3 +40,38 @@ def test_links_leaving_the_tree_are_removed_and_named(tmp_path):
     (tmp_path / "abs.py").symlink_to("/etc/passwd")
     assert treefs.remove_leaving_links(tmp_path) == ["abs.py", "src/up.py"]
     assert treefs.kind(tmp_path, "src/inside.py") == "link"
+
+
+def _nest(root, top: str, levels: int) -> str:
+    """Folders ``top/d/d/…`` ``levels`` deep, made one level at a time (no whole path is ever named)."""
+    fd = os.open(root, os.O_RDONLY)
+    for name in [top] + ["d"] * levels:
+        os.mkdir(name, dir_fd=fd)
+        inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("leaf.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    os.symlink(str(root.parent / "outside"), "out", dir_fd=fd)
+    os.close(fd)
+    return top + "/d" * levels
+
+
+def test_trees_deeper_than_pythons_recursion_and_longer_than_a_path_are_walked_and_removed(tmp_path):
+    # Python 3.11's os.walk, Path.rglob and shutil.rmtree raise RecursionError at ~1,000 levels, and
+    # no whole path names anything past 4,096 bytes; an agent makes either with a loop of mkdir.
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "keep.txt").write_text("the host's")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    try:
+        deep, deeper = _nest(tree, "a", 1_500), _nest(tree, "b", 3_000)
+        found = dict(treefs.walk(tree))
+        assert len(found) == 2 + 1_500 + 3_000 + 4 and found[f"{deeper}/leaf.py"] == "file"
+        assert found[f"{deep}/out"] == "link" and len(f"{deeper}/leaf.py") > 4096
+        assert treefs.remove_leaving_links(tree) == [f"{deep}/out", f"{deeper}/out"]
+        assert treefs.kind(tree, f"{deeper}/leaf.py") == "file"
+        assert treefs.remove(tree, "b") == "folder" and sorted(os.listdir(tree)) == ["a"]
+        treefs.clear(tree)
+        assert not tree.exists() and (tmp_path / "outside" / "keep.txt").read_text() == "the host's"
+    finally:  # pytest's own clean-up of old temporary folders cannot remove such a tree (RecursionError)
+        treefs.clear(tree)

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evoci import treefs
 from evoci.agents import install
 from evoci.agents.presets import HOME_DIR, PRESETS, Preset
 from evoci.domain import AgentConfig
@@ -260,11 +261,9 @@ def _is_file(path: Path) -> bool:
 def _walk(workspace: Path, root: Path):
     if not _real_dirs(workspace, root):
         return
-    for folder, _dirs, names in os.walk(root, followlinks=False):
-        for name in names:
-            path = Path(folder) / name
-            if _is_file(path):
-                yield path
+    for rel, kind in treefs.walk(root):  # any depth: os.walk of Python 3.11 recurses once per folder
+        if kind == "file":
+            yield root / rel
 
 
 __all__ = ["PresetCall", "PresetSpec", "check_installed", "is_preset", "read_home", "resolve"]

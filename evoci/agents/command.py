@@ -204,12 +204,20 @@ SOURCE_LIMIT = 400  # {source_files}: at most this many (a CLI given a huge tree
 def source_files(workspace: Path) -> list[str]:
     """The workspace's files an editing CLI may be handed: not hidden, not tests, not links."""
     found: list[str] = []
-    for folder, dirs, names in os.walk(workspace, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("tests", "test", "__pycache__"))
-        rel = Path(folder).relative_to(workspace)
-        for name in sorted(names):
-            path = Path(folder) / name
-            if name.startswith(".") or path.is_symlink() or name.startswith("test_") or name.endswith(".pyc"):
+    folders = [Path(".")]  # os.walk's order, with a stack: os.walk of Python 3.11 recurses once per folder
+    while folders and len(found) < SOURCE_LIMIT:
+        rel = folders.pop()
+        try:
+            with os.scandir(workspace / rel) as listing:
+                entries = list(listing)
+        except OSError:  # gone, unreadable, or a path too long to name: os.walk skips it too
+            continue
+        inner = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+                       and e.name not in ("tests", "test", "__pycache__"))
+        folders += [rel / d for d in reversed(inner)]
+        for entry in sorted((e for e in entries if not e.is_dir()), key=lambda e: e.name):
+            name = entry.name
+            if name.startswith(".") or entry.is_symlink() or name.startswith("test_") or name.endswith(".pyc"):
                 continue
             found.append((rel / name).as_posix())
     return found[:SOURCE_LIMIT]

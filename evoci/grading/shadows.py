@@ -15,8 +15,9 @@ Each removed path is returned, so the iteration records it as tampering.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from evoci import treefs
 
 # The runner, its plugins evoci loads and what they import (pytest 7–9, pytest-json-report).
 RUNNER_MODULES = frozenset({
@@ -30,23 +31,23 @@ _SKIPPED = frozenset({".git", ".evoci"})
 def remove_shadows(root: Path, import_roots: list[str] | tuple[str, ...], reference: set[str]) -> set[str]:
     """Delete compiled files and runner look-alikes under ``root`` that ``reference`` (relative paths) lacks."""
     removed: set[str] = set()
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if _SKIPPED & set(rel.split("/")) or not (path.exists() or path.is_symlink()):
+    for rel, kind in treefs.walk(root):  # any depth; a folder removed here is not entered
+        if _SKIPPED & set(rel.split("/")):
             continue
-        if (_compiled(path) or _runner_like(rel, import_roots)) and not _known(rel, reference):
-            _remove(path)
-            removed.add(rel + "/" if path.is_dir() and not path.is_symlink() else rel)
+        if (_compiled(rel) or _runner_like(rel, import_roots)) and not _known(rel, reference):
+            treefs.remove(root, rel)
+            removed.add(rel + "/" if kind == "folder" else rel)
     return removed
 
 
 def files_under(root: Path) -> set[str]:
     """Every relative path under ``root`` (the reference side of ``remove_shadows``)."""
-    return {p.relative_to(root).as_posix() for p in root.rglob("*")} if root.is_dir() else set()
+    return {rel for rel, _ in treefs.walk(root)} if root.is_dir() else set()
 
 
-def _compiled(path: Path) -> bool:
-    return path.name == "__pycache__" or path.name.endswith(COMPILED_SUFFIXES)
+def _compiled(rel: str) -> bool:
+    name = rel.rpartition("/")[2]
+    return name == "__pycache__" or name.endswith(COMPILED_SUFFIXES)
 
 
 def _runner_like(rel: str, import_roots: list[str] | tuple[str, ...]) -> bool:
@@ -61,10 +62,3 @@ def _runner_like(rel: str, import_roots: list[str] | tuple[str, ...]) -> bool:
 
 def _known(rel: str, reference: set[str]) -> bool:
     return rel in reference or any(r.startswith(rel + "/") for r in reference)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()

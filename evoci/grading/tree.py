@@ -46,13 +46,10 @@ RUNNER_CONFIG = "pytest.ini"  # written under the tree's harness folder; passed 
 def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest: Path,
           import_roots: tuple[str, ...] = ("src", ".")) -> list[str]:
     """Write the grading tree of commit ``sha`` to ``dest``; return the paths that differ from ``sha``'s tree."""
-    shutil.rmtree(dest, ignore_errors=True)
+    treefs.clear(dest)  # folders of the last grading, at any depth (evoci.treefs)
     dest.mkdir(parents=True)
     extract_tree(workspace.repo, sha, dest)
-    changed: set[str] = set()
-    for entry in sorted(dest.rglob(".git")):
-        _remove(entry)
-        changed.add(_rel(entry, dest))
+    changed: set[str] = set(treefs.remove_named(dest, ".git"))
     changed |= set(treefs.remove_leaving_links(dest))
     if treefs.remove(dest, HARNESS_DIR):  # the harness's own folder, whatever the commit made of it
         changed.add(HARNESS_DIR)
@@ -61,7 +58,7 @@ def build(workspace: Workspace, sha: str, reference: Path, tests_dir: str, dest:
     for path in _infrastructure(dest):
         twin = reference / path.relative_to(dest)
         if not _same(path, twin):
-            _remove(path)
+            treefs.remove(dest, _rel(path, dest))
             changed.add(_rel(path, dest))
             if twin.exists():
                 _copy(twin, path)
@@ -151,29 +148,30 @@ def _ini(options: dict) -> str:
 def _infrastructure(root: Path) -> list[Path]:
     """Start-up hooks, conftest files and package metadata under ``root`` (never inside .git)."""
     found = []
-    for path in root.rglob("*"):
-        if ".git" in path.relative_to(root).parts:
+    for rel, kind in treefs.walk(root):  # any depth: an agent's folders may be nested past Python's recursion
+        name = rel.rpartition("/")[2]
+        if ".git" in rel.split("/"):
             continue
-        if path.name in HOOK_FILES or path.name.endswith(HOOK_SUFFIXES) and path.is_file():
-            found.append(path)
-        elif path.is_dir() and path.name.endswith(METADATA_SUFFIXES):
-            found.append(path)
+        if name in HOOK_FILES or name.endswith(HOOK_SUFFIXES) and kind != "folder":
+            found.append(root / rel)
+        elif kind in ("folder", "link") and name.endswith(METADATA_SUFFIXES):  # a link may lead to a folder
+            found.append(root / rel)
     # Folders first are removed whole; their contents need no second look.
     return [p for p in sorted(found) if not any(q != p and p.is_relative_to(q) for q in found)]
 
 
 def _replace_folder(target: Path, source: Path, root: Path) -> set[str]:
     real = target.is_dir() and not target.is_symlink()
-    mine = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()} if real else set()
-    theirs = {p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file()} if source.is_dir() else set()
+    mine = {rel: kind for rel, kind in treefs.walk(target) if kind != "folder"} if real else {}
+    theirs = {rel for rel, kind in treefs.walk(source) if kind != "folder"} if source.is_dir() else set()
     prefix = _rel(target, root)
-    changed = {f"{prefix}/{p}" for p in mine ^ theirs}
-    changed |= {f"{prefix}/{p}" for p in mine & theirs if not filecmp.cmp(target / p, source / p, shallow=False)}
+    changed = {f"{prefix}/{p}" for p in mine.keys() ^ theirs}
+    changed |= {f"{prefix}/{p}" for p in mine.keys() & theirs
+                if mine[p] != "file" or not filecmp.cmp(target / p, source / p, shallow=False)}
     if target.is_symlink():  # a link in place of the tests folder is never followed
         changed.add(prefix)
     if changed:
-        if target.is_symlink() or target.exists():
-            _remove(target)
+        treefs.remove(root, prefix)
         if source.is_dir():
             shutil.copytree(source, target, symlinks=True)
     return changed
@@ -188,7 +186,7 @@ def _same(path: Path, twin: Path) -> bool:
 
 
 def _same_names(a: Path, b: Path) -> bool:
-    return sorted(p.relative_to(a) for p in a.rglob("*")) == sorted(p.relative_to(b) for p in b.rglob("*"))
+    return sorted(rel for rel, _ in treefs.walk(a)) == sorted(rel for rel, _ in treefs.walk(b))
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -197,13 +195,6 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copytree(source, target, symlinks=True)
     else:
         shutil.copy2(source, target, follow_symlinks=False)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -181,6 +181,8 @@ def run_check(module: Module, tree: Path, places: Places) -> list[str]:
         return CHECKS[module.module_name](module, tree, places)
     except Unreadable as exc:
         return [f"{module.module_name} could not run: {exc}"]
+    except RecursionError:  # pathlib's globs recurse once per folder: the agent nested its folders past that
+        return [f"{module.module_name} could not run: the tree's folders are nested deeper than Python's recursion limit"]
 
 
 CHECKS = {

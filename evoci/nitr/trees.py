@@ -26,6 +26,7 @@ from pathlib import Path
 
 import git
 
+from evoci import treefs
 from evoci.errors import SandboxError
 from evoci.nitr.loader import CHECKOUT_SHARED, NitrProbe, starter_files
 from evoci.workspace import Workspace
@@ -87,7 +88,7 @@ def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) 
     A probe of a checkout built as one CMake project gets the checkout's layout instead
     (``cases/<case>``, ``evaluator/<case>``, plus the project's shared files).
     """
-    shutil.rmtree(root, ignore_errors=True)
+    treefs.clear(root)  # the last step's tree: an agent's folders may be nested past shutil.rmtree's recursion
     root.mkdir(parents=True)
     places = probe.places()
     export_commit(workspace, sha, root / places["case_root"])

@@ -12,12 +12,17 @@ instead, which the node task running them retries.
 
 On a PostgreSQL store (``evoci.store.postgres``) the same statements are transactions on the
 server: no lock to wait for, so no spool.
+
+Every text written is ``recordable`` first. Paths and test ids come from trees an agent shaped:
+a name with a byte that is no UTF-8 (``b"\\xff"``) reads in Python as a lone surrogate, which
+neither DuckDB nor PostgreSQL takes, so one such name would cost the whole iteration's row.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -37,6 +42,31 @@ log = logging.getLogger("evoci.store")
 
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def recordable(text: str) -> str:
+    """``text`` as a store can hold it: each lone surrogate written out, visibly, as what it stands for.
+
+    A byte Python decoded with ``surrogateescape`` (a path's ``b"\\xff"`` is ``"\\udcff"``) becomes
+    ``\\xff``, any other lone surrogate ``\\udXXX``; valid text is unchanged.
+    """
+    return _SURROGATE.sub(_escape, text)
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def _recordable(value: Any) -> Any:
+    if isinstance(value, str):
+        return recordable(value)
+    if isinstance(value, (list, tuple)):
+        return [_recordable(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -113,6 +143,7 @@ class Facts:
 
     def _write(self, batch: list[Statement]) -> None:
         """Write ``batch`` now, or (if the file stays locked) keep it in the spool for the next write."""
+        batch = [(sql, _recordable(params)) for sql, params in batch]
         try:
             with self._transaction() as con:
                 for sql, params in batch:

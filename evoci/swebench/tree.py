@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -124,7 +123,7 @@ def make_base_tree(path: Path, source: git.Repo, base_sha: str, test_patch: str)
 
 def _unpack_base(path: Path, source: git.Repo, base_sha: str) -> None:
     """A fresh folder at ``path`` holding the base's files (no history)."""
-    shutil.rmtree(path, ignore_errors=True)
+    treefs.clear(path)  # the last grading's tree, whatever depth a patch gave its folders
     path.mkdir(parents=True)
     buf = io.BytesIO()
     source.archive(buf, base_sha, format="tar")
@@ -208,17 +207,15 @@ def _restore(base: git.Tree, root: Path, path: str) -> list[str]:
 def _remove_hooks(root: Path, reference: set[str]) -> set[str]:
     """Delete start-up hooks and installed-package metadata that the reference tree lacks (links included)."""
     removed = set()
-    for top, folders, files in os.walk(root):  # never descends into a linked folder
-        for name in [*folders, *files]:
-            rel = Path(top, name).relative_to(root).as_posix()
-            folder = name.endswith(HOOK_DIR_SUFFIXES) and treefs.kind(root, rel) in ("folder", "link")
-            if folder and not any(p.startswith(rel + "/") for p in reference):
-                treefs.remove(root, rel)
-                removed.add(rel + "/")
-            elif not folder and (name in HOOK_FILES or name.endswith(HOOK_SUFFIXES)) and rel not in reference:
-                treefs.remove(root, rel)
-                removed.add(rel)
-        folders[:] = [f for f in folders if (Path(top) / f).is_dir()]
+    for rel, kind in treefs.walk(root):  # any depth, never through a link; a folder removed is not entered
+        name = rel.rpartition("/")[2]
+        folder = name.endswith(HOOK_DIR_SUFFIXES) and kind in ("folder", "link")
+        if folder and not any(p.startswith(rel + "/") for p in reference):
+            treefs.remove(root, rel)
+            removed.add(rel + "/")
+        elif not folder and (name in HOOK_FILES or name.endswith(HOOK_SUFFIXES)) and rel not in reference:
+            treefs.remove(root, rel)
+            removed.add(rel)
     return removed
 
 

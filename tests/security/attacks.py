@@ -425,3 +425,52 @@ for target in ("src/pytest.pyc", "pluggy.pyc", f"src/__pycache__/pytest_jsonrepo
 fake.unlink()
 """),
 ]
+
+# --- names and depths Python's own tools choke on (grading round two, red team).
+
+# Bytes that are no UTF-8 in the names the harness records: a planted `.git` under a folder named
+# b"\xff" and a link of that name leaving the tree. Python reads each name with a lone surrogate,
+# which no store can hold. (The same byte in a test id can only come through the tally's pipe, where
+# it voids the report: the channel's checksum is over text decoded with replacement.)
+
+# Folders deeper than Python's recursion limit (1,200 levels: in the source, with a planted `.git` at
+# the bottom, and in the tests folder, which the harness restores), and one too long for git to hold
+# (3,000 levels, past the longest path the system opens).
+DEEP = '''
+def deep(top, levels, leaf):
+    fd = os.open(ws, os.O_RDONLY)
+    for name in [top] + ["d"] * levels:
+        try:
+            os.mkdir(name, dir_fd=fd)
+        except FileExistsError:
+            pass
+        inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    out = os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(out, b"x = 1\\n")
+    os.close(out)
+    os.close(fd)
+'''
+
+ATTACKS += [
+    Attack("undecodable_names", "names that are not text", """
+raw = os.fsencode(str(ws))
+os.makedirs(raw + b"/src/\\xff/.git", exist_ok=True)
+open(raw + b"/src/\\xff/.git/config", "w").write("[core]\\n")
+os.symlink(b"/etc/passwd", raw + b"/\\xff")
+""", recorded="tampered", flag_says=("\\xff: is a symbolic link to /etc/passwd",),
+           tampered_says=("src/\\xff/.git", "\\xff")),
+    Attack("deep_folders", "folders deeper than the harness's recursion", DEEP + """
+deep("src", 1200, "__init__.py")
+deep("tests", 1200, "lost.txt")
+deep("deeper", 3000, "lost.py")
+fd = os.open(ws / "src", os.O_RDONLY)
+for _ in range(1200):  # a .git at the bottom of the source
+    inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = inner
+os.mkdir(".git", dir_fd=fd)
+os.close(fd)
+""", tampered_says=("src/" + "d/" * 1200 + ".git", "tests/" + "d/" * 1200 + "lost.txt", "deeper" + "/d" * 1534)),
+]

@@ -19,6 +19,7 @@ from pathlib import Path
 import git
 import pytest
 
+from evoci import treefs
 from evoci.demo import demo_task
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
@@ -58,6 +59,21 @@ def redteam_home(lab):
 
 
 @pytest.fixture
+def run_folder(lab, outside_canary):
+    """The attack's run folder, removed after the test (before the canary looks) whatever it holds.
+
+    An attack may leave folders nested deeper than pytest's own clean-up of old temporary folders
+    (``shutil.rmtree``, ``RecursionError`` at ~1,000 levels) can remove: a later session would end
+    with that error. ``evoci.treefs`` removes any depth. ``outside_canary`` is named so that this
+    runs first at teardown; a kept home (``EVOCI_REDTEAM_HOME``) keeps its results file.
+    """
+    folders = []
+    yield folders.append
+    for folder in folders:
+        treefs.clear(folder)
+
+
+@pytest.fixture
 def listener():
     """A TCP server on loopback that counts the connections it accepts."""
     server = socket.create_server(("127.0.0.1", 0))
@@ -90,7 +106,7 @@ def sandbox(request):
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, lab, listener, tmp_path, monkeypatch,
-                                                      outside_canary):
+                                                      outside_canary, run_folder):
     token = secrets.token_hex(16)
     port, accepted = listener
     marker = tmp_path / "host-command-ran"
@@ -103,6 +119,7 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
     (lab["home"] / "secret.txt").write_text(token)
     outside_canary.own(lab["home"] / "secret.txt")
     outside_canary.own(lab["home"] / "runs" / f"{attack.name}-{sandbox}")  # a kept home may hold an earlier try
+    run_folder(lab["home"] / "runs" / f"{attack.name}-{sandbox}")
 
     params = {"reversed_token": token[::-1], "port": port, "marker": str(marker), "outside": str(outside_canary.folder)}
     program = attack.program(params).replace("{", "{{").replace("}", "}}")  # the template's literal braces

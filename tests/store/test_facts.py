@@ -48,6 +48,22 @@ def test_task_state_is_updated_while_its_identity_keeps_the_first_values(tmp_pat
     con.close()
 
 
+def test_names_that_are_not_text_are_stored_with_their_bytes_written_out(tmp_path):
+    # A path with the byte 0xff reads in Python as "\udcff" (surrogateescape), which DuckDB refuses:
+    # one such name in an agent's tree used to cost the whole iteration's row.
+    facts = Facts(tmp_path / "r.duckdb")
+    facts.iteration(IterationRow("r", "t", 1, "ok", {"tests/test_a.py::test_\udcff": "passed"},
+                                 tampered_files=["src/\udcff/.git", "caf\u00e9.py"],
+                                 integrity_flags=["\udcff: is a symbolic link to /etc/passwd"]))
+    facts.failure("r", task_id="t", node="test", kind="infrastructure", error=OSError(f"cannot read {chr(0xD800)}"))
+    con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
+    assert con.execute("select tampered_files, integrity_flags from iterations").fetchall() == [
+        (["src/\\xff/.git", "caf\u00e9.py"], ["\\xff: is a symbolic link to /etc/passwd"])]
+    assert con.execute("select test_id from test_results").fetchall() == [("tests/test_a.py::test_\\xff",)]
+    assert con.execute("select message from failures").fetchall() == [("cannot read \\ud800",)]
+    con.close()
+
+
 WRITER = textwrap.dedent("""
     import sys
     from evoci.store import Facts, IterationRow, TaskRow
