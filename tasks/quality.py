@@ -9,7 +9,6 @@ recorded measurement (``error``), not an infrastructure fault.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
