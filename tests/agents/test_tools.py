@@ -120,4 +120,9 @@ def test_arguments_no_file_system_or_program_takes_are_error_results(sandbox: Lo
     assert error and "longer than 10000 bytes" in content
     content, error = call(sandbox, "read_file", path="src/calc.py/inner.py")
     assert error and "Not a directory" in content
+    for name, args in [("read_file", {"path": "../workspace/src/calc.py"}), ("list_dir", {"path": "../workspace"}),
+                       ("write_file", {"path": "../workspace/src/new.py", "content": "x"})]:  # out and back in
+        content, error = call(sandbox, name, **args)
+        assert error and "without '..'" in content, (name, content)
+    assert call(sandbox, "read_file", path="tests/../src/calc.py")[0].startswith("     1\tdef add")
     assert sorted(p.name for p in sandbox.workspace.iterdir()) == [".evoci", "src", "tests"]

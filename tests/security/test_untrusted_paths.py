@@ -34,6 +34,7 @@ HOSTILE_CALLS = [
     ("search_text", {"pattern": "def\0"}),  # ValueError: embedded null byte
     ("search_text", {"pattern": "x" * 200_000}),  # E2BIG, taken for the sandbox's failure
     ("read_file", {"path": "README.md/inner"}),  # ENOTDIR: a path through a file
+    ("read_file", {"path": "../workspace/README.md"}),  # out and back in: ValueError from the sandbox
     ("read_file", '{"path": "README.md", "start_line": ' + "1" * 5000 + "}"),  # json.loads: a plain ValueError
 ]
 

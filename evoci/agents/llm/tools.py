@@ -89,8 +89,9 @@ class Workbench:
     written: set[str] = field(default_factory=set)
 
     def check_path(self, path: str) -> str:
-        """``path`` if a tool may use it: inside the workspace (symlinks resolved), never git's
-        folder, and of the harness's folder only the architect's inputs and requirement.xml."""
+        """``path`` normalized (``src/../a.py`` is ``a.py``) if a tool may use it: inside the workspace
+        (symlinks resolved) without ``..`` left over, never git's folder, and of the harness's
+        folder only the architect's inputs and requirement.xml."""
         problem = path_problem(path)
         if problem:
             raise ToolError(f"the path {_shown(path)} {problem}; no file can have it")
@@ -98,15 +99,17 @@ class Workbench:
             resolve_inside(self.sandbox.workspace, path)
         except (ValueError, RuntimeError) as exc:  # RuntimeError: Path.resolve() meeting a link loop
             raise ToolError(str(exc)) from None
-        parts = os.path.normpath(path).split(os.sep)
+        normal = os.path.normpath(path)
+        if normal == ".." or normal.startswith("../"):  # out and back in (../workspace/a.py): the sandbox refuses it
+            raise ToolError(f"{path}: give the path from the workspace root, without '..'")
+        parts = normal.split(os.sep)
         if any(part in HIDDEN for part in parts):
             raise ToolError(f"{path}: git's folder is not part of the workspace")
-        normal = "/".join(parts)
         if parts[0] == HARNESS_DIR and normal != HARNESS_DIR and not any(
             normal == allowed or normal.startswith(allowed + "/") for allowed in _HARNESS_ALLOWED
         ):
             raise ToolError(f"{path}: evoci's own files are off limits (only {', '.join(_HARNESS_ALLOWED)})")
-        return path
+        return normal
 
     def read_text(self, path: str) -> str:
         try:
@@ -124,18 +127,18 @@ class Workbench:
         return data.decode("utf-8", errors="replace")
 
     def write_text(self, path: str, content: str) -> None:
-        self.check_path(path)
-        if os.path.normpath(path) == "." or path.endswith("/"):
+        normal = self.check_path(path)
+        if normal == "." or path.endswith("/"):
             raise ToolError(f"{path!r} names a folder; give the path of a file")
-        if treefs.kind(self.sandbox.workspace, os.path.normpath(path)) == "folder":  # writing would delete it
+        if treefs.kind(self.sandbox.workspace, normal) == "folder":  # writing would delete it
             raise ToolError(f"{path} is a directory; write a file inside it (list_dir shows what it holds)")
         try:
-            self.sandbox.write_file(path, content)
+            self.sandbox.write_file(normal, content)
         except OSError as exc:
             if exc.errno not in _TREE_ERRNOS:
                 raise
             raise ToolError(f"cannot write {_shown(path)}: {exc.strerror}") from None
-        self.written.add(os.path.normpath(path))
+        self.written.add(normal)
 
 
 def _shown(path: str) -> str:
