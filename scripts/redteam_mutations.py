@@ -135,7 +135,7 @@ MUTATIONS = [
     ),
     Mutation(
         "shadows_kept", "runner look-alikes on the import path", "evoci/grading/shadows.py",
-        "if (_compiled(path) or _runner_like(rel, import_roots)) and not _known(rel, reference):", "if False:",
+        "if (_compiled(rel) or _runner_like(rel, import_roots)) and not _known(rel, reference):", "if False:",
         ("compiled_runner_shadow",
          SWE_EVO + "test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded"),
     ),
@@ -166,7 +166,8 @@ MUTATIONS = [
     ),
     Mutation(
         "nested_git_kept", "reaching the host (git hooks, fsmonitor)", "evoci/workspace.py",
-        'found = sorted(p for p in self.path.rglob(".git"))', "found = []",
+        'if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH:',
+        "if len(os.fsencode(rel)) > GIT_LONGEST_PATH:",
         ("git_hooks_and_fsmonitor",),
     ),
     Mutation(
@@ -182,8 +183,8 @@ MUTATIONS = [
     ),
     Mutation(
         "startup_hooks_kept", "runner configuration and extension (start-up hooks)", "evoci/grading/tree.py",
-        "if path.name in HOOK_FILES or path.name.endswith(HOOK_SUFFIXES) and path.is_file():",
-        'if path.name == "conftest.py":',
+        'if name in HOOK_FILES or name.endswith(HOOK_SUFFIXES) and kind != "folder":',
+        'if name == "conftest.py":',
         ("startup_hooks",),
     ),
     Mutation(
@@ -231,6 +232,39 @@ MUTATIONS = [
         "evoci/agents/llm/client.py",
         "    except (RecursionError, ValueError) as exc:", "    except ZeroDivisionError as exc:",
         (UNTRUSTED_PATHS + "test_an_anthropic_tool_input_too_deep_to_read_is_a_model_error_and_the_task_is_scored",),
+    ),
+    Mutation(
+        "undecodable_names_stored_raw", "names that are not text", "evoci/store/facts.py",
+        "        batch = [(sql, _recordable(params)) for sql, params in batch]\n", "",
+        ("undecodable_names",),
+    ),
+    Mutation(
+        "quoted_names_unrecorded", "names that are not text (git quotes them)", "tasks/test.py",
+        '"--name-only", "-z", "--no-ext-diff", "--no-renames", prepared.start_sha,\n'
+        '                                     sha).split("\\0"))',
+        '"--name-only", "--no-ext-diff", "--no-renames", prepared.start_sha,\n'
+        '                                     sha).splitlines())',
+        ("undecodable_names",),
+    ),
+    Mutation(
+        "recursive_walk", "folders deeper than the harness's recursion", "evoci/treefs.py",
+        "def walk(root: Path) -> Iterator[tuple[str, str]]:\n",
+        "def walk(root: Path) -> Iterator[tuple[str, str]]:\n"
+        "    for path in sorted(root.rglob('*')):  # Python 3.11's: one call deeper per level\n"
+        "        yield path.relative_to(root).as_posix(), _kind(path.lstat().st_mode)\n\n\n"
+        "def _iterative_walk(root: Path) -> Iterator[tuple[str, str]]:\n",
+        ("deep_folders",),
+    ),
+    Mutation(
+        "recursive_removal", "folders deeper than the harness's recursion", "evoci/treefs.py",
+        "        _remove_folder(fd, name)\n", "        __import__('shutil').rmtree(name, dir_fd=fd)\n",
+        ("deep_folders",),
+    ),
+    Mutation(
+        "too_long_for_git_kept", "folders deeper than the harness's recursion (too long for git)",
+        "evoci/workspace.py",
+        ' or len(os.fsencode(rel)) > GIT_LONGEST_PATH:', ":",
+        ("deep_folders",),
     ),
 ]
 
