@@ -130,23 +130,67 @@ def test_nitr_agent_mode_runs_the_cli_read_only_and_writes_its_files_answer(cli,
     assert calls == len(requests) > 0
 
 
-def test_swe_evo_runs_a_preset_as_its_agent(tmp_path, monkeypatch):
+# SWE-EVO and SWE-Bench-CL run a preset as their one agent, in bubblewrap: the scripted model does
+# not solve their demos (it writes the SWE-CI demo's files), so what is checked is what a user
+# sees of any CLI: each instance graded from the CLI's diff, the agent ok, every call accounted.
+@pytest.mark.parametrize("cli", _matrix(PACKAGES))
+def test_swe_evo_runs_each_preset_as_its_agent(cli, tmp_path, monkeypatch):
     from evoci.flows.swe_evo import swe_evo
 
-    cli = "claude-code"
     require(cli)
     monkeypatch.setenv(KEY_ENV, SECRET)
     home = tmp_path / "home"
     with ScriptedLLMServer(cli_script(cli), strict=False) as server:
-        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": server.url, "api_key_env": KEY_ENV}),
+        base = server.url if cli == "claude-code" else f"{server.url}/v1"
+        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
                         "swe-evo")
-        summaries = swe_evo("swe-evo-demo", RunConfig(protocol="swe-evo", architect=agent, programmer=agent, node_retries=0),
+        summaries = swe_evo("swe-evo-demo", RunConfig(protocol="swe-evo", architect=agent, programmer=agent,
+                                                      sandbox=SandboxConfig(kind="local"), node_retries=0),
                             home=str(home))
         requests = list(server.requests)
     db = home / "evoci.duckdb"
     assert len(summaries) == 3
-    # Each instance got the CLI's diff as its prediction, and it was graded.
-    assert query(db, "select distinct status from gradings") == [("ok",)]
+    # Each instance got the CLI's diff as its prediction, and it was graded. aider is the exception
+    # of the scripted model, not of the CLI: it edits only from the reply, and the script finds no
+    # SWE-CI demo file in aider's chat to rewrite, so aider's diff is empty: scored, as no prediction.
+    graded = "no_prediction" if cli == "aider" else "ok"
+    assert query(db, "select distinct status from gradings") == [(graded,)]
+    assert query(db, "select count(distinct task_id), count(*) from gradings") == [(3, 3)]
+    assert query(db, "select distinct status from trajectories") == [("ok",)]
+    [(calls,)] = query(db, "select count(*) from agent_calls")
+    assert calls == len(requests) > 0
+
+
+@pytest.mark.parametrize("cli", _matrix(PACKAGES))
+def test_swe_bench_cl_runs_each_preset_as_its_agent(cli, tmp_path, monkeypatch):
+    from evoci.flows.continual import continual
+    from evoci.swe_bench_cl.demo import build_cl_demo
+    from evoci.swe_bench_cl.embedding import EmbeddingConfig
+
+    require(cli)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    home = tmp_path / "home"
+    # The demo's first issue alone: its two cells (memory off, then re-tested with its own experience).
+    curriculum = json.loads(build_cl_demo(home / "swe-bench-cl-demo").read_text())
+    sequence = curriculum["sequences"][0]
+    sequence["tasks"] = sequence["tasks"][:1]
+    sequence["repo_path"] = str(home / "swe-bench-cl-demo" / "strkit")
+    curriculum["sequences"] = [sequence]
+    path = tmp_path / "one-issue.json"
+    path.write_text(json.dumps(curriculum))
+    with ScriptedLLMServer(cli_script(cli), strict=False) as server:
+        base = server.url if cli == "claude-code" else f"{server.url}/v1"
+        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
+                        "swe-bench-cl")
+        config = RunConfig(protocol="swe-bench-cl", programmer=agent, sandbox=SandboxConfig(kind="local"), node_retries=0)
+        [summary] = continual(str(path), config, matrix="core", home=str(home), embedding=EmbeddingConfig(kind="hashing"))
+        requests = list(server.requests)
+    db = home / "evoci.duckdb"
+    assert summary.status == "done", summary
+    # Both cells of the issue were attempted by the CLI and graded (resolved is NULL only for an ungraded issue).
+    cells = query(db, "select memory_stage, resolved is not null from cl_attempts where run_id = ? order by all",
+                  [summary.run_id])
+    assert cells == [(0, True), (1, True)]
     assert query(db, "select distinct status from trajectories") == [("ok",)]
     [(calls,)] = query(db, "select count(*) from agent_calls")
     assert calls == len(requests) > 0
