@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from prefect import task
@@ -44,27 +45,33 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
     task_spec = prepared.task
     reference = Path(prepared.oracle_dir)
     overrides: list[str] = []
-    flags: list[str] = []
-    if label == ORACLE:
-        root = reference
-    else:
-        workspace = Workspace(Path(prepared.workspace))
-        root = run.paths.task_dir(run.run_id, task_spec.task_id) / "grading" / label
-        overrides = _agents_overrides(workspace, prepared, sha, tree.build(workspace, sha, reference, task_spec.tests_dir, root,
-                                                                            tuple(task_spec.pythonpath)))
-        flags = sabotage.flags(workspace, prepared.start_sha, sha, task_spec.tests_dir, task_spec.pythonpath)
-    sandbox = open_sandbox(run.config.sandbox, root, prepared.environment, run.paths, ephemeral=True)
-    try:
-        report = run_pytest(
-            sandbox, task_spec,
-            timeout=task_spec.test_timeout_s or run.config.test_timeout_s,
-            output_limit=run.config.output_limit_bytes,
-            runner_config=tree.runner_config(reference),
-        )
-    finally:
-        sandbox.cleanup()
-        if root != reference:
-            treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses
+    # The sabotage scan only reads the workspace's history (a git diff): it runs beside the
+    # tree's build and the test run instead of before them.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sabotage-scan") as beside:
+        scan = None
+        if label == ORACLE:
+            root = reference
+        else:
+            workspace = Workspace(Path(prepared.workspace))
+            scan = beside.submit(sabotage.flags, workspace, prepared.start_sha, sha, task_spec.tests_dir,
+                                 task_spec.pythonpath)
+            root = run.paths.task_dir(run.run_id, task_spec.task_id) / "grading" / label
+            overrides = _agents_overrides(workspace, prepared, sha, tree.build(workspace, sha, reference,
+                                                                                task_spec.tests_dir, root,
+                                                                                tuple(task_spec.pythonpath)))
+        sandbox = open_sandbox(run.config.sandbox, root, prepared.environment, run.paths, ephemeral=True)
+        try:
+            report = run_pytest(
+                sandbox, task_spec,
+                timeout=task_spec.test_timeout_s or run.config.test_timeout_s,
+                output_limit=run.config.output_limit_bytes,
+                runner_config=tree.runner_config(reference),
+            )
+        finally:
+            sandbox.cleanup()
+            if root != reference:
+                treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses
+        flags = scan.result() if scan else []
     passed = len(report.passed())
     run_logger().info(
         "task %s, %s: %s — %d of %d reported tests passed in %.1f s%s",
