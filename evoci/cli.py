@@ -58,7 +58,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             args.dataset = str(split_file(Path(args.dataset), args.split).absolute())
         except DatasetError as exc:
-            console.print(f"[red]{exc}[/]")
+            from rich.markup import escape
+
+            console.print(f"[red]{escape(str(exc))}[/]")
             return 2
     nitr = protocol == "nitr"
     config = run_config(args, "nitr" if nitr else "swe-ci")
@@ -114,7 +116,9 @@ def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> 
         except (RunBusy, LeaseLost):
             raise  # another process writes this run: its results are not this command's to show
         except Exception as exc:  # already recorded; say it plainly, then show what was scored
-            console.print(f"[red]run ended with failures:[/] {exc}")
+            from rich.markup import escape  # an exception's text may hold brackets a test id or path has
+
+            console.print(f"[red]run ended with failures:[/] {escape(str(exc))}")
             failed = True
     refused = [(s.task_id, s.reason or "") for s in summaries if s.refused]
     print_refused(console, refused)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evoci.digest import fmt, load_digest, money, sql_hint
@@ -54,15 +55,15 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         for col in ("iteration", "architect", "programmer", "status", "passing", "a(c)", "regressions", "fixes"):
             table.add_column(col, justify="right" if col in ("iteration", "passing", "a(c)") else "left")
         for it in task.iterations:
-            table.add_row(str(it.iteration), fmt(it.architect_status), fmt(it.programmer_status), it.status,
+            table.add_row(str(it.iteration), fmt(it.architect_status), fmt(it.programmer_status), escape(it.status),
                           f"{it.n_passed}/{it.n_target}", fmt(it.a), fmt(it.regressions), fmt(it.fixes))
         console.print(table)
     table = Table(title=f"run {run_id} — EvoScore γ = {gamma:g}", title_justify="left")
     for col in ("task", "status", "base → target", "turns", "solved", "EvoScore", "zero-regression", "regressed tests", "note"):
         table.add_column(col)
     for t in digest.tasks:
-        table.add_row(t.task_id, t.status, f"{fmt(t.n_base)} → {fmt(t.n_target)}", fmt(t.turns), fmt(t.solved),
-                      fmt(t.evoscore), fmt(t.zero_regression), fmt(t.regressed_tests), t.reason or "")
+        table.add_row(escape(t.task_id), escape(t.status), f"{fmt(t.n_base)} → {fmt(t.n_target)}", fmt(t.turns), fmt(t.solved),
+                      fmt(t.evoscore), fmt(t.zero_regression), fmt(t.regressed_tests), escape(t.reason or ""))
     console.print(table)
     if digest.integrity:
         events = Table(title="integrity: what the harness undid or flagged (`integrity_events`)", title_justify="left")
@@ -71,7 +72,7 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         for e in digest.integrity:
             detail = "; ".join([*e.integrity_flags[:3], *(f"overridden: {p}" for p in e.tampered_files[:5]),
                                 *(f"discarded: {p}" for p in e.discarded_files[:3])])
-            events.add_row(e.task_id, str(e.iteration), e.event, detail)
+            events.add_row(escape(e.task_id), str(e.iteration), e.event, escape(detail))
         console.print(events)
     console.print(f"sandbox: {digest.sandbox()}", style="dim")
     console.print(
@@ -98,7 +99,7 @@ def print_agent_outcomes(db: Path, run_id: str, console: Console) -> None:
     for col in ("task", "iteration", "role", "status", "message"):
         table.add_column(col)
     for task_id, iteration, role, status, message in rows:
-        table.add_row(task_id, str(iteration), role, status, (message or "")[:200])
+        table.add_row(escape(task_id), str(iteration), role, status, escape((message or "")[:200]))
     console.print(table)
 
 
@@ -118,13 +119,13 @@ def print_completeness(db: Path, run_id: str, console: Console) -> None:
         skipped = con.execute("select message from failures where run_id = ? and node = 'dataset' order by message",
                               [run_id]).fetchall()
     for (message,) in skipped:
-        console.print(f"[yellow]skipped:[/] {message}", soft_wrap=True)
+        console.print(f"[yellow]skipped:[/] {escape(message)}", soft_wrap=True)
     if row:
         console.print(f"dataset: {row[0]} record(s), {row[0] - row[3]} loaded, {row[3]} not loaded"
                       + (" (listed above)" if row[3] else ""), soft_wrap=True)
     if row and row[1]:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(row[2].items()))
-        console.print(f"[yellow]partial run:[/] {row[1]} of the dataset's {row[0]} task(s) have no score ({reasons}) "
+        console.print(f"[yellow]partial run:[/] {row[1]} of the dataset's {row[0]} task(s) have no score ({escape(reasons)}) "
                       "— these numbers are not the whole dataset's", soft_wrap=True)
 
 

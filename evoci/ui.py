@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -56,4 +57,4 @@ class LiveProgress:
         if not self.console.is_terminal and event.stage in ("iteration", "done", "invalid", "failed", "input_error"):
             # No live display on a pipe or in CI: one plain line per step instead.
             detail = f" — {event.passed}/{event.targets} target tests pass" if event.passed is not None else ""
-            self.console.print(f"{event.task_id}: {stage}{detail}{' — ' + event.message if event.message else ''}")
+            self.console.print(escape(f"{event.task_id}: {stage}{detail}{' — ' + event.message if event.message else ''}"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape  # what the run holds is text, never markup (a test id may read `[/x]`)
 
 from evoci.settings import location
 from evoci.store import reading
@@ -21,9 +22,9 @@ from evoci.store import reading
 def print_refused(console: Console, refused: list[tuple[str, str]]) -> None:
     """Before the scores: the tasks this command refused, whose rows below were made earlier."""
     for task_id, reason in refused:
-        console.print(f"[red]refused:[/] task {task_id} — {reason}", soft_wrap=True)
+        console.print(f"[red]refused:[/] task {escape(task_id)} — {escape(reason)}", soft_wrap=True)
     if refused:
-        console.print(f"[yellow]kept results:[/] the scores below for {', '.join(t for t, _ in refused)} were recorded "
+        console.print(f"[yellow]kept results:[/] the scores below for {escape(', '.join(t for t, _ in refused))} were recorded "
                       "by an earlier command; this one changed nothing for them", soft_wrap=True)
 
 
@@ -43,7 +44,7 @@ def exit_code(db: Path, run_id: str, console: Console, *, refused: list[tuple[st
         return 1
     for task_id, reason, status, detail in unscored:
         note = f" ({status})" if status not in (reason, "done", "running") else ""
-        console.print(f"[red]not scored:[/] task {task_id} — {reason}{note}" + (f": {detail}" if detail else ""),
+        console.print(f"[red]not scored:[/] task {escape(task_id)} — {escape(str(reason))}{escape(note)}" + (f": {escape(detail)}" if detail else ""),
                       soft_wrap=True)
     if complete[0] and not refused:
         return 0
@@ -51,7 +52,7 @@ def exit_code(db: Path, run_id: str, console: Console, *, refused: list[tuple[st
     if not complete[0]:
         reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(complete[2].items()))
         problems.append(f"{complete[1]} task(s) without a score ({reasons or 'nothing was scored'})")
-    console.print(f"[red]exit 1:[/] {'; '.join(problems)} — fix what is named above, then run the same command "
+    console.print(f"[red]exit 1:[/] {escape('; '.join(problems))} — fix what is named above, then run the same command "
                   "again to resume", soft_wrap=True)
     return 1
 

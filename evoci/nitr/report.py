@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evoci.digest import fmt
@@ -38,7 +39,7 @@ def print_nitr_report(db: Path, run_id: str, *, console: Console | None = None) 
         table.add_column(col)
     for tid, dim, gran, steps, cat, nf, fp, ns, sp, flags in probes:
         note = ", ".join(flags) + (f" {reasons[tid]}" if tid in reasons else "")
-        table.add_row(tid, dim or "", gran or "", str(steps), cat or "—", f"{fp}/{nf}", f"{sp}/{ns}", note.strip())
+        table.add_row(escape(tid), dim or "", gran or "", str(steps), cat or "—", f"{fp}/{nf}", f"{sp}/{ns}", escape(note.strip()))
     console.print(table)
     if totals:
         evaluated, unevaluated, n_pass, n_f, n_s, n_b, n_e, pass_rate, s_rate = totals

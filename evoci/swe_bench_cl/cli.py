@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from rich.markup import escape
 from evoci.cli_common import print_run_report, run_config
 
 
@@ -51,6 +52,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (InputError, RunBusy, LeaseLost):  # refused before anything ran (a changed config under this run id, an empty dataset)
         raise
     except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped
-        console.print(f"[red]run ended with failures:[/] {exc}")
+        console.print(f"[red]run ended with failures:[/] {escape(str(exc))}")
         summaries, failed = [], True
     return print_run_report(args, "swe-bench-cl", summaries, failed, console, "no sequence could be loaded")

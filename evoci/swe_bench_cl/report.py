@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evoci.digest import fmt
@@ -61,16 +62,16 @@ def print_cl_report(db: Path, run_id: str, console: Console) -> None:
         for col in _matrix_header(rows):
             table.add_column(col, justify="right")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(escape(str(cell)) for cell in row))
         console.print(table)
     table = Table(title=f"run {run_id} — SWE-Bench-CL metrics (cl_metrics_default)", title_justify="left")
     for col in ("sequence", *METRICS):
         table.add_column(col, justify="left" if col == "sequence" else "right")
     for row in summary.metrics:
-        table.add_row(*row)
+        table.add_row(*(escape(str(cell)) for cell in row))  # ids are text, never markup
     console.print(table)
     for line in summary.memory:
-        console.print(f"{line} (cl_experiences)", style="dim")
+        console.print(f"{escape(line)} (cl_experiences)", style="dim")
 
 
 def publish_cl(db: Path, run_id: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markup import escape
 from evoci.cli_common import parse_options, print_run_report, run_config
 
 
@@ -51,6 +52,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         # process writes this run: its results are not this command's to show
         raise
     except Exception as exc:  # already recorded; say it plainly, then show what was scored and skipped
-        console.print(f"[red]run ended with failures:[/] {exc}")
+        console.print(f"[red]run ended with failures:[/] {escape(str(exc))}")
         summaries, failed = [], True
     return print_run_report(args, "swe-evo", summaries, failed, console, "no instance could be loaded")

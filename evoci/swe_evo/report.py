@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evoci.digest import fmt
@@ -79,7 +80,7 @@ def print_swe_evo_report(db: Path, run_id: str, console: Console) -> None:
     for col in HEADER:
         table.add_column(col)
     for row in summary.rows:
-        table.add_row(*row)
+        table.add_row(*(escape(str(cell)) for cell in row))  # reasons and ids are text, never markup
     console.print(table)
     if summary.headline:
         console.print(f"[bold]run[/]: {summary.headline}")
