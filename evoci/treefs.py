@@ -166,6 +166,32 @@ def clear(path: Path) -> None:
     remove(path.parent, path.name)
 
 
+def copy_out(root: Path, rel: str, dest: Path, *, max_depth: int = 8) -> None:
+    """Copy the folder ``rel`` of an agent's tree to the harness's fresh ``dest``, for people to read.
+
+    Files and folders down to ``max_depth`` levels are copied, links as links (never followed);
+    special files and anything deeper are left out, so no shape of the agent's tree (a FIFO, a
+    folder chain deeper than Python recurses or paths can be) can stop the copy.
+    """
+    clear(dest)
+    dest.mkdir(parents=True)
+    if kind(root, rel) != "folder":
+        return
+    source = root / rel
+    for inner, found in walk(source):
+        if inner.count("/") >= max_depth:
+            continue
+        if found == "folder":
+            (dest / inner).mkdir(exist_ok=True)
+        elif found == "file":
+            try:
+                (dest / inner).write_bytes(read_file(source, inner))
+            except NotAFile:  # replaced while walked
+                continue
+        elif found == "link":
+            os.symlink(os.readlink(source / inner), dest / inner)
+
+
 def link_leaves(root: Path, rel: str) -> bool:
     """Whether the symlink at ``rel`` points outside ``root`` (absolute, or ``..`` past the root), read lexically."""
     with _Parent(root, rel) as (fd, name):

@@ -7,7 +7,6 @@ after the programmer (any change to them is recorded as tampering) before the co
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -55,16 +54,8 @@ def _context(prepared: Prepared, run: RunContext, iteration: int, sandbox, requi
 def _keep(workspace: Workspace, run: RunContext, prepared: Prepared, iteration: int) -> None:
     """Copy the iteration's harness files (non-passed/, requirement.xml) to the run's artifacts."""
     dest = run.paths.artifacts(run.run_id, prepared.task.task_id) / f"iteration-{iteration}"
-    shutil.rmtree(dest, ignore_errors=True)
-    if (workspace.path / HARNESS_DIR).is_dir() and not (workspace.path / HARNESS_DIR).is_symlink():
-        # Links are kept as links, never followed; FIFOs and devices are not copied (reading one blocks).
-        shutil.copytree(workspace.path / HARNESS_DIR, dest, symlinks=True, ignore=_special_files)
-    else:  # the agent removed the folder (a link in its place was already removed by reclaim_harness_dir)
-        dest.mkdir(parents=True)
-
-
-def _special_files(folder: str, names: list[str]) -> list[str]:
-    return [n for n in names if treefs.kind(Path(folder), n) == "special"]
+    # The folder is the agent's to shape (a link in its place was already removed by reclaim_harness_dir).
+    treefs.copy_out(workspace.path, HARNESS_DIR, dest)
 
 
 def _did(outcome: AgentOutcome, success: str) -> str:

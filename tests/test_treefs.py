@@ -75,3 +75,28 @@ def test_trees_deeper_than_pythons_recursion_and_longer_than_a_path_are_walked_a
         assert not tree.exists() and (tmp_path / "outside" / "keep.txt").read_text() == "the host's"
     finally:  # pytest's own clean-up of old temporary folders cannot remove such a tree (RecursionError)
         treefs.clear(tree)
+
+
+def test_an_agents_harness_folder_is_copied_out_for_people_whatever_its_shape(tmp_path):
+    # The iteration's .evoci (requirement.xml, non-passed/) is kept as an artifact; the agent may
+    # have put a FIFO, a link to the host or a folder chain deeper than Python recurses in it.
+    (tmp_path / "outside").mkdir()
+    tree, dest = tmp_path / "workspace", tmp_path / "artifacts" / "iteration-1"
+    (tree / ".evoci" / "non-passed").mkdir(parents=True)
+    (tree / ".evoci" / "requirement.xml").write_text("<requirement/>")
+    (tree / ".evoci" / "non-passed" / "test_a.txt").write_text("failed")
+    os.mkfifo(tree / ".evoci" / "pipe")
+    try:
+        deep = _nest(tree / ".evoci", "chain", 1_500)
+        dest.mkdir(parents=True)
+        (dest / "stale.txt").write_text("an earlier attempt's")
+        treefs.copy_out(tree, ".evoci", dest)
+        assert (dest / "requirement.xml").read_text() == "<requirement/>"
+        assert (dest / "non-passed" / "test_a.txt").read_text() == "failed"
+        assert not (dest / "pipe").exists() and not (dest / "stale.txt").exists()
+        kept = dict(treefs.walk(dest))
+        assert "chain/d/d/d/d/d/d/d" in kept and f"{deep}/leaf.py" not in kept  # eight levels, no more
+        treefs.copy_out(tree, "missing", dest)  # the agent removed the folder: an empty one is kept
+        assert os.listdir(dest) == []
+    finally:
+        treefs.clear(tree)
