@@ -71,7 +71,7 @@ PROTOCOLS = {
                         "from swe_evo_instances order by task_id"),
     "nitr": Protocol(("nitr", "--select", "id=001,003", "--agent", "reference"), "nitr_probe_by_id",
                      "select task_id, category from nitr_probes order by task_id"),
-    "swe-bench-cl": Protocol(("swe-bench-cl-demo", "--agent", "gold"), "continual_sequence",
+    "swe-bench-cl": Protocol(("swe-bench-cl-demo", "--agent", "gold", "--matrix", "core"), "continual_sequence",
                              "select sequence_id, memory_stage, sequence_position, task_id, task_status, attempts, "
                              "resolved_attempts, round(a, 6) from cl_matrix order by all", "sequence_id"),
 }
