@@ -168,4 +168,4 @@ def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tm
     [(tampered,)] = query(db, "select tampered_files from iterations where run_id = ? and task_id = ?",
                           [summary.run_id, instance])
     assert (applied, resolved) == (True, False)
-    assert "_pytest" in tampered  # the planted folder, recorded by its name (evoci.grading.shadows)
+    assert "_pytest/" in tampered  # the planted folder, recorded by its name as a folder (evoci.grading.shadows)
