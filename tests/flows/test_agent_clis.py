@@ -40,6 +40,13 @@ def require(cli: str) -> None:
     check_installed.cache_clear()
 
 
+def scripted_agent(cli: str, server: ScriptedLLMServer, protocol: str = "swe-ci"):
+    """``cli``'s preset, resolved for ``protocol``, talking to ``server``."""
+    base = server.url if cli == "claude-code" else f"{server.url}/v1"
+    return resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
+                   protocol)
+
+
 def run_demo(cli: str, tmp_path, monkeypatch, sandbox: SandboxConfig, max_iterations: int = 2):
     """Evolve the demo with ``cli`` in both roles; returns (summary, db, home, the server's requests, usage sent)."""
     require(cli)
@@ -47,8 +54,7 @@ def run_demo(cli: str, tmp_path, monkeypatch, sandbox: SandboxConfig, max_iterat
     served: list[str] = []
     home = tmp_path / "home"
     with ScriptedLLMServer(with_usage(cli_script(cli), USAGE, served), strict=False) as server:
-        base = server.url if cli == "claude-code" else f"{server.url}/v1"
-        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}))
+        agent = scripted_agent(cli, server)
         config = RunConfig(max_iterations=max_iterations, architect=agent, programmer=agent, sandbox=sandbox)
         summary = evolve(demo_task(tmp_path / "demo"), config, home=str(home))
         requests = list(server.requests)
@@ -113,9 +119,7 @@ def test_nitr_agent_mode_runs_the_cli_read_only_and_writes_its_files_answer(cli,
     monkeypatch.setenv(KEY_ENV, SECRET)
     home, db = tmp_path / "home", tmp_path / "results.duckdb"
     with ScriptedLLMServer(cli_script(cli), strict=False) as server:
-        base = server.url if cli == "claude-code" else f"{server.url}/v1"
-        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
-                        "nitr")
+        agent = scripted_agent(cli, server, "nitr")
         config = RunConfig(run_id=f"nitr-{cli}", protocol="nitr", architect=agent, programmer=agent, node_retries=0)
         nitr("builtin", config, select={"id": ["001"]}, home=str(home), db=str(db))
         requests = list(server.requests)
@@ -141,9 +145,7 @@ def test_swe_evo_runs_each_preset_as_its_agent(cli, tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
     home = tmp_path / "home"
     with ScriptedLLMServer(cli_script(cli), strict=False) as server:
-        base = server.url if cli == "claude-code" else f"{server.url}/v1"
-        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
-                        "swe-evo")
+        agent = scripted_agent(cli, server, "swe-evo")
         summaries = swe_evo("swe-evo-demo", RunConfig(protocol="swe-evo", architect=agent, programmer=agent,
                                                       sandbox=SandboxConfig(kind="local"), node_retries=0),
                             home=str(home))
@@ -179,9 +181,7 @@ def test_swe_bench_cl_runs_each_preset_as_its_agent(cli, tmp_path, monkeypatch):
     path = tmp_path / "one-issue.json"
     path.write_text(json.dumps(curriculum))
     with ScriptedLLMServer(cli_script(cli), strict=False) as server:
-        base = server.url if cli == "claude-code" else f"{server.url}/v1"
-        agent = resolve(AgentConfig(kind=cli, model="scripted-demo", options={"base_url": base, "api_key_env": KEY_ENV}),
-                        "swe-bench-cl")
+        agent = scripted_agent(cli, server, "swe-bench-cl")
         config = RunConfig(protocol="swe-bench-cl", programmer=agent, sandbox=SandboxConfig(kind="local"), node_retries=0)
         [summary] = continual(str(path), config, matrix="core", home=str(home), embedding=EmbeddingConfig(kind="hashing"))
         requests = list(server.requests)
