@@ -155,6 +155,11 @@ def run_watched(deployment: str, name: str, parameters: dict[str, Any], *, db: A
             sleep(poll_s())
 
 
+def absolute(path: str | None) -> str | None:
+    """A path the caller gave, made absolute for a unit's parameters (a worker has no caller's cwd)."""
+    return str(Path(path).absolute()) if path else None
+
+
 def check_pool(deployment: str, flow_name: str, db: Any) -> None:
     """Refuse, before anything is queued, a deployment of another flow or a store only this host can write."""
     from evoci.errors import InputError

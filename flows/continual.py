@@ -27,14 +27,13 @@ import contextvars
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
 from evoci import interrupt
-from evoci.deployments.pool import OnPool, check_pool, join_on_worker
+from evoci.deployments.pool import OnPool, absolute, check_pool, join_on_worker
 from evoci.domain import RunConfig, stable_hash
 from evoci.flows.benchmark import each_in_subflows
 from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
@@ -126,15 +125,11 @@ def sequence_lease(sequence_id: str) -> str:
     return f"sequence:{sequence_id}"
 
 
-def _absolute(path: str | None) -> str | None:
-    return str(Path(path).absolute()) if path else None
-
-
 def _on_pool(deployment: str, run: RunContext, sequences: list[CLSequence],
              settings: dict) -> tuple[list[SequenceSummary], list[str]]:
     """Every sequence as a flow run of ``deployment``; (summaries of those that completed, 'id: why' of the others)."""
-    shared = {**settings, "dataset": settings["dataset"] if settings["dataset"] == DEMO else _absolute(settings["dataset"]),
-              "repos": _absolute(settings["repos"]), "environments": _absolute(settings["environments"]),
+    shared = {**settings, "dataset": settings["dataset"] if settings["dataset"] == DEMO else absolute(settings["dataset"]),
+              "repos": absolute(settings["repos"]), "environments": absolute(settings["environments"]),
               "memory": settings["memory"].model_dump(mode="json"), "embedding": settings["embedding"].model_dump(mode="json"),
               "config": run.config.model_dump(mode="json"), "run_dataset": run.dataset, "home": None, "db": str(run.db)}
 

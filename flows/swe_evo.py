@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextvars
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from prefect import flow
 from prefect.logging import get_run_logger
@@ -35,7 +34,7 @@ from pydantic import BaseModel
 from evoci import interrupt
 from evoci.domain import AgentConfig, RunConfig
 from evoci.errors import EnvironmentBuildError, EnvironmentInvalid, InfrastructureError, InputError
-from evoci.deployments.pool import OnPool, check_pool, join_on_worker
+from evoci.deployments.pool import OnPool, absolute, check_pool, join_on_worker
 from evoci.flows.benchmark import each_in_subflows
 from evoci.runtime import RunContext
 from evoci.store import lease, reading
@@ -143,20 +142,16 @@ def evaluate_instance(instance: EvoInstance, run: RunContext, recorder: EvoRecor
     return summary.model_copy(update={"grade": grade.status})
 
 
-def _absolute(path: str | None) -> str | None:
-    return str(Path(path).absolute()) if path else None
-
-
 def _on_pool(deployment: str, run: RunContext, instances: list[EvoInstance], dataset: str, repos: str | None,
              environments: str | None) -> tuple[list[InstanceSummary], list[str]]:
     """Every instance as a flow run of ``deployment``; (summaries of those that completed, 'id: why' of the others)."""
-    source = dataset if dataset == DEMO else _absolute(dataset)
+    source = dataset if dataset == DEMO else absolute(dataset)
 
     def unit(instance: EvoInstance) -> tuple[str, str, dict]:
         return instance.instance_id, instance.instance_id, {
             "dataset": source, "instance_id": instance.instance_id, "record_hash": instance.record_hash,
-            "config": run.config.model_dump(mode="json"), "run_dataset": run.dataset, "repos": _absolute(repos),
-            "environments": _absolute(environments), "home": None, "db": str(run.db)}
+            "config": run.config.model_dump(mode="json"), "run_dataset": run.dataset, "repos": absolute(repos),
+            "environments": absolute(environments), "home": None, "db": str(run.db)}
 
     summaries, failures, _ = each_in_subflows(OnPool(deployment, run, unit, instance_summary),
                                               [(i.instance_id, i) for i in instances], run.config.concurrency)
