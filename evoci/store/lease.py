@@ -15,6 +15,7 @@ write transaction checks that its leases are still its own.
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import threading
@@ -28,6 +29,9 @@ from typing import Any, Iterator
 
 from evoci.errors import LeaseLost, RunBusy
 from evoci.settings import lease_ttl_s, location
+
+
+STOP_WAIT_S = 60.0  # longest a process about to exit waits for a renewal in flight
 
 
 def _now() -> datetime:
@@ -176,6 +180,8 @@ class _Registry:
             with self.lock:
                 dbs = {db: set(keys) for db, keys in self.held.items() if keys}
             for db, keys in dbs.items():
+                if self.stop.is_set():
+                    break
                 now = _now()
                 try:
                     with transaction(db, wait_s=self.ttl_s / 6) as con:
@@ -198,7 +204,7 @@ class _Registry:
             dbs = [db for db, keys in self.held.items() if keys]
             self.held.clear()
             self.valid_until.clear()
-            self.stop.set()
+        self.stop_beating()
         for db in dbs:
             try:
                 with transaction(db, wait_s=5) as con:
@@ -207,7 +213,22 @@ class _Registry:
                 pass
 
 
+    def stop_beating(self) -> None:
+        """Stop the heartbeat and wait for a renewal it is making.
+
+        The heartbeat is a daemon thread; one still inside DuckDB when the interpreter finalizes
+        is ended by ``pthread_exit`` in the middle of C++ code, which aborts the whole process
+        (SIGABRT, "FATAL: exception not rethrown") after its results were already printed.
+        """
+        with self.lock:
+            self.stop.set()
+            beat, self.thread = self.thread, None
+        if beat is not None and beat is not threading.current_thread():
+            beat.join(timeout=self.ttl_s / 6 + STOP_WAIT_S)
+
+
 _held = _Registry()
+atexit.register(_held.stop_beating)  # flows that never left their scope (an error, sys.exit) still stop it
 
 
 def check(db: Path, con: Any | None = None) -> None:

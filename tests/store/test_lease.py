@@ -100,3 +100,51 @@ def test_a_frozen_owner_loses_its_lease_after_expiry_and_then_writes_nothing(tmp
     finally:
         other.kill()
         other.wait()
+
+
+BUSY_AT_EXIT = textwrap.dedent("""
+    import sys, threading, time
+    from contextlib import contextmanager
+    from pathlib import Path
+    import duckdb
+    import evoci.store.db as db
+    from evoci.store import Facts, lease
+
+    path = Path(sys.argv[1])
+    Facts(path)
+    renewing = threading.Event()
+    real = db.transaction
+
+    @contextmanager
+    def slow_renewal(p, **kw):  # a renewal that takes a while, as one waiting on a busy store does
+        if threading.current_thread().name == "evoci-lease":
+            renewing.set()
+            end = time.monotonic() + 2
+            while time.monotonic() < end:
+                con = duckdb.connect()  # in memory: the exiting process's own release is not held up
+                con.execute("select 1").fetchall()
+                con.close()
+        with real(p, **kw) as con:
+            yield con
+
+    class Teardown:  # a process with much to tear down at exit (Prefect's is)
+        def __del__(self):
+            time.sleep(1)
+
+    db.transaction = slow_renewal
+    teardown = Teardown()
+    with lease.scope():
+        lease.acquire(path, "r1")
+        renewing.wait(30)
+    print("done", flush=True)
+""")
+
+
+def test_a_process_whose_lease_is_being_renewed_as_its_flows_end_exits_cleanly(tmp_path):
+    # A heartbeat still inside DuckDB when the interpreter finalized aborted the process
+    # (SIGABRT, "FATAL: exception not rethrown") after it had printed its results.
+    done = subprocess.run([sys.executable, "-c", BUSY_AT_EXIT, str(tmp_path / "evoci.duckdb")],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "EVOCI_LEASE_TTL_S": "0.6"})
+    assert (done.returncode, done.stdout.strip()) == (0, "done"), done.stderr[-2000:]
+    assert leases(tmp_path / "evoci.duckdb") == []
