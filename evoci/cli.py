@@ -28,7 +28,7 @@ from evoci.cli_common import (prefect_defaults, recorded, results_db, results_op
                               selection)
 
 # Modules that register commands of their own: register(sub).
-COMMANDS = ("evoci.sandbox.docker.cli", "evoci.cli_ops", "evoci.cli_curate", "evoci.nitr.cli", "evoci.agents.cli")
+COMMANDS = ("evoci.sandbox.docker.cli", "evoci.cli_ops", "evoci.swe_ci.cli", "evoci.nitr.cli", "evoci.agents.cli")
 # Protocols whose datasets `evoci run` hands over whole: add_run_options(p), cmd_run(args) -> exit code.
 # SWE-CI and NITR run here, through the benchmark and nitr flows (``_run_claimed``).
 PROTOCOL_CLIS = {"swe-evo": "evoci.swe_evo.cli", "swe-bench-cl": "evoci.swe_bench_cl.cli"}

@@ -1,6 +1,6 @@
 """The ``curate`` flow: mine SWE-CI tasks from repositories (SWE-CI §3.1).
 
-For every repository: the candidate pairs of ``evoci.curation`` (maximal spans of the
+For every repository: the candidate pairs of ``evoci.swe_ci.curation`` (maximal spans of the
 first-parent history with unchanged dependency files, big enough); for each, a ``check-pair``
 subflow builds the environment with self-repair, runs the oracle's tests on the oracle (T) and
 on the base, and keeps the pair when n(c*) − n(c0) ≥ ``min_gap``. Pairs are checked
@@ -25,7 +25,7 @@ from prefect import flow
 from prefect.logging import get_run_logger
 
 from evoci import interrupt
-from evoci.curation import Candidate, CurateConfig, candidates
+from evoci.swe_ci.curation import Candidate, CurateConfig, candidates
 from evoci.domain import RunConfig, SandboxConfig, TaskSpec, stable_hash
 from evoci.errors import InputError
 from evoci.runtime import RunContext

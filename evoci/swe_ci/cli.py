@@ -1,10 +1,10 @@
-"""``evoci curate REPO…``: mine SWE-CI tasks from repositories (the ``curate`` flow)."""
+"""``evoci curate REPO…``: SWE-CI's own command, mining tasks from repositories (the ``curate`` flow)."""
 
 from __future__ import annotations
 
 import argparse
 
-from evoci.curation import CurateConfig
+from evoci.swe_ci.curation import CurateConfig
 
 _DEFAULTS = CurateConfig()
 

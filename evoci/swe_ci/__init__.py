@@ -1,0 +1,5 @@
+"""SWE-CI (arXiv 2603.03823): evolve a base commit toward its oracle over CI iterations.
+
+``curation`` mines base → oracle pairs from a repository's history, and ``cli`` is the
+``evoci curate`` command that runs the ``curate`` flow over them.
+"""
