@@ -115,7 +115,7 @@ def main() -> None:
 
 
 def _prepared(run: RunContext) -> Prepared:
-    from evoci.datasets import load_dataset
+    from evoci.swe_ci.datasets import load_dataset
     from evoci.tasks.prepare import prepare_task
 
     task = load_dataset("demo", run.paths).tasks[0]

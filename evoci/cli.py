@@ -44,7 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_run_config(run_config(args, protocol))  # before anything is recorded
     if protocol in PROTOCOL_CLIS:
         return importlib.import_module(PROTOCOL_CLIS[protocol]).cmd_run(args)
-    from evoci.datasets import dataset_name
+    from evoci.swe_ci.datasets import dataset_name
     from evoci.identity import check_run
     from evoci.report import console_for_output
     from evoci.runtime import RunContext
@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = console_for_output()
     if getattr(args, "split", None):  # a SWE-CI release folder: its split file is the dataset
         from evoci.errors import DatasetError
-        from evoci.releases import split_file
+        from evoci.swe_ci.releases import split_file
 
         try:
             args.dataset = str(split_file(Path(args.dataset), args.split).absolute())
@@ -70,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         name = run_dataset_name(args.dataset, selected_suite(args.dataset, selection(args.select)))
     else:
-        from evoci.datasets import load_dataset
+        from evoci.swe_ci.datasets import load_dataset
         from evoci.settings import Paths
 
         load_dataset(args.dataset, Paths.of(args.home))  # an empty or missing dataset is refused before a run exists

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evoci.datasets import load_dataset
+from evoci.swe_ci.datasets import load_dataset
 from evoci.errors import DatasetError
 from evoci.settings import Paths
 from evoci.swe_evo.predictions import load_predictions

@@ -1,5 +1,6 @@
 """SWE-CI (arXiv 2603.03823): evolve a base commit toward its oracle over CI iterations.
 
-``curation`` mines base → oracle pairs from a repository's history, and ``cli`` is the
-``evoci curate`` command that runs the ``curate`` flow over them.
+- ``datasets``: the built-in demo, a JSONL of tasks, or a release split (``releases``) → ``TaskSpec``s;
+- ``curation`` mines base → oracle pairs from a repository's history, and ``cli`` is the
+  ``evoci curate`` command that runs the ``curate`` flow over them.
 """

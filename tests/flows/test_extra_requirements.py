@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evoci.datasets import load_dataset
+from evoci.swe_ci.datasets import load_dataset
 from evoci.domain import EnvironmentSpec, RunConfig
 from evoci.flows.benchmark import benchmark
 from evoci.settings import Paths

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evoci.cli import main
-from evoci.releases import sha256
+from evoci.swe_ci.releases import sha256
 from tests.flows.helpers import query
-from tests.releases import TASKS, build_release, image_tag, remove_images
+from tests.swe_ci.releases import TASKS, build_release, image_tag, remove_images
 from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]

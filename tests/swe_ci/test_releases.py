@@ -1,4 +1,4 @@
-"""evoci.releases: the SWE-CI release layout read into tasks (no Docker needed)."""
+"""evoci.swe_ci.releases: the SWE-CI release layout read into tasks (no Docker needed)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import zipfile
 
 import pytest
 
-from evoci.datasets import dataset_name, load_dataset
+from evoci.swe_ci.datasets import dataset_name, load_dataset
 from evoci.errors import DatasetError
-from evoci.releases import TEST_COMMAND, split_file
+from evoci.swe_ci.releases import TEST_COMMAND, split_file
 from evoci.settings import Paths
-from tests.releases import TASKS, build_release
+from tests.swe_ci.releases import TASKS, build_release
 
 
 @pytest.fixture

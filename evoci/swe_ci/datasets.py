@@ -1,4 +1,4 @@
-"""Datasets: where tasks come from.
+"""SWE-CI's datasets: where its tasks come from.
 
 ``demo`` is the built-in demo task. Any other name is a JSONL file of local
 repositories, one task per line::
@@ -7,7 +7,7 @@ repositories, one task per line::
 
 Optional keys are TaskSpec's (``tests_dir``, ``test_command``, ``pythonpath``,
 ``test_timeout_s``, ``metadata``). A relative ``repo`` is relative to the dataset file.
-A SWE-CI release split (``<release>/metadata/<split>.csv``) loads through ``evoci.releases``.
+A SWE-CI release split (``<release>/metadata/<split>.csv``) loads through ``evoci.swe_ci.releases``.
 A bad line is reported with its line number and skipped; the other tasks still run. Lines are
 read strictly: not UTF-8, an unknown field (named with the nearest valid one), a value of the
 wrong type (never coerced), an id that is not a folder name, or a line over ``MAX_LINE_BYTES``
@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from evoci.domain import TaskSpec
 from evoci.errors import DatasetError
 from evoci.preflight import unknown_keys
-from evoci.releases import is_split_file, load_release, release_name
+from evoci.swe_ci.releases import is_split_file, load_release, release_name
 from evoci.settings import Paths
 from evoci.untrusted import json_loads
 
