@@ -137,7 +137,7 @@ def walk(root: Path) -> Iterator[tuple[str, str]]:
             if found != "folder":
                 continue
             try:
-                inner = os.open(name, _DIR, dir_fd=fd)
+                inner = _open_folder(fd, name)
             except (FileNotFoundError, NotADirectoryError):
                 continue  # removed by the caller, or no longer a folder
             except OSError as exc:
@@ -238,13 +238,13 @@ def _remove(fd: int, name: str) -> str | None:
 
 def _remove_folder(parent: int, name: str) -> None:
     """Delete the folder ``name`` of ``parent`` and all it holds, deepest first, never through a link."""
-    fd = os.open(name, _DIR, dir_fd=parent)
+    fd = _open_folder(parent, name)
     try:
         levels = [(name, _folders_after_unlinking(fd), os.fstat(fd))]  # (folder, folders still to delete, identity)
         while True:
             _, pending, _ = levels[-1]
             if pending:
-                inner = os.open(pending[-1], _DIR, dir_fd=fd)
+                inner = _open_folder(fd, pending[-1])
                 os.close(fd)
                 fd = inner
                 levels.append((pending.pop(), _folders_after_unlinking(fd), os.fstat(fd)))
@@ -257,6 +257,34 @@ def _remove_folder(parent: int, name: str) -> None:
     finally:
         os.close(fd)
     os.rmdir(name, dir_fd=parent)
+
+
+def _open_folder(parent: int, name: str) -> int:
+    """Open the folder ``name`` of ``parent`` (never a link) so its entries can be listed and removed.
+
+    An agent runs as the harness's own user in the local sandbox, so it can take its folders'
+    permissions away (``chmod 000``, or ``555`` so nothing inside can be unlinked). For anyone but
+    root that made the harness's scans and removals raise, an infrastructure error the agent
+    caused: its task was retried and never scored. A folder the harness's user owns is given its
+    owner's permissions back first (folder modes are not part of what is graded).
+    """
+    try:
+        fd = os.open(name, _DIR, dir_fd=parent)
+    except PermissionError:
+        handle = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        try:
+            os.chmod(f"/proc/self/fd/{handle}", stat.S_IMODE(os.fstat(handle).st_mode) | stat.S_IRWXU)
+        finally:
+            os.close(handle)
+        fd = os.open(name, _DIR, dir_fd=parent)
+    found = os.fstat(fd)
+    if found.st_mode & stat.S_IRWXU != stat.S_IRWXU and found.st_uid == os.geteuid():
+        try:
+            os.fchmod(fd, stat.S_IMODE(found.st_mode) | stat.S_IRWXU)
+        except BaseException:
+            os.close(fd)
+            raise
+    return fd
 
 
 def _folders_after_unlinking(fd: int) -> list[str]:
@@ -321,7 +349,7 @@ class _Parent:
 
     def _enter(self, fd: int, name: str, rel: str) -> int:
         try:
-            return os.open(name, _DIR, dir_fd=fd)
+            return _open_folder(fd, name)
         except OSError as exc:
             if self.create is None:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):

@@ -266,6 +266,14 @@ MUTATIONS = [
         ' or len(os.fsencode(rel)) > GIT_LONGEST_PATH:', ":",
         ("deep_folders",),
     ),
+    Mutation(
+        "locked_folders_denied", "folders the agent locked (chmod 000/555, a harness that is not root)",
+        "evoci/treefs.py",
+        "    try:\n        fd = os.open(name, _DIR, dir_fd=parent)\n    except PermissionError:\n",
+        "    return os.open(name, _DIR, dir_fd=parent)\n    try:\n        fd = os.open(name, _DIR, dir_fd=parent)\n"
+        "    except PermissionError:\n",
+        ("tests/security/test_locked_folders.py::test_a_programmer_locking_its_folders_is_scored_and_what_it_hid_is_found",),
+    ),
 ]
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -100,3 +103,38 @@ def test_an_agents_harness_folder_is_copied_out_for_people_whatever_its_shape(tm
         assert os.listdir(dest) == []
     finally:
         treefs.clear(tree)
+
+
+LOCKED_OUT = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from evoci import treefs
+
+    root = Path(sys.argv[1])
+    for folder in ("t/locked/inner", "t/readonly", "t/deep/a/b"):
+        (root / folder).mkdir(parents=True)
+    (root / "t/locked/inner/code.py").write_text("x = 1")
+    os.symlink("/etc", root / "t/locked/inner/escape")
+    (root / "t/readonly/code.py").write_text("y = 2")
+    (root / "t/deep/a/b/code.py").write_text("z = 3")
+    os.chmod(root / "t/locked/inner", 0o000)  # what an agent's `chmod` does to its own folders
+    os.chmod(root / "t/locked", 0o000)
+    os.chmod(root / "t/readonly", 0o555)
+    os.chmod(root / "t/deep/a", 0o100)
+
+    seen = {rel for rel, _ in treefs.walk(root / "t")}
+    assert {"locked/inner/code.py", "readonly/code.py", "deep/a/b/code.py"} <= seen, seen
+    assert treefs.remove_leaving_links(root / "t") == ["locked/inner/escape"]
+    treefs.clear(root / "t")
+    assert not (root / "t").exists()
+    print("ok")
+""")
+
+
+def test_folders_an_agent_locked_are_still_scanned_and_removed_by_a_harness_that_is_not_root(tmp_path):
+    # As root every permission is ignored; the harness of most users is not root. The child runs
+    # without the capabilities that let root ignore them (or as the user itself when not root).
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"] if os.geteuid() == 0 else []
+    done = subprocess.run([*drop, sys.executable, "-c", LOCKED_OUT, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-3000:]
