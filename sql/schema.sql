@@ -194,7 +194,7 @@ create table if not exists environment_repairs (
     primary key (run_id, task_id, attempt, module)
 );
 
--- One row per run × task × codebase measured for static code quality (evoci.quality):
+-- One row per run × task × codebase measured for static code quality (evoci.swe_ci.quality):
 -- the base (iteration 0), each iteration i ≥ 1 whose test node finished, and the oracle
 -- (iteration -1). Written only when the run's config has `code_quality` on.
 -- Files measured: Python files of the committed tree outside the tests folder and hidden

@@ -12,7 +12,7 @@ from typing import Any
 
 from prefect.context import TaskRunContext
 
-from evoci.quality import QUALITY_VERSION, tool_versions
+from evoci.swe_ci.quality import QUALITY_VERSION, tool_versions
 
 
 def _key(*parts: Any) -> str:

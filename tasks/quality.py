@@ -1,4 +1,4 @@
-"""The quality node: static code quality of one codebase (``evoci.quality``), and its facts.
+"""The quality node: static code quality of one codebase (``evoci.swe_ci.quality``), and its facts.
 
 It measures the harness's own copy of a commit — extracted from the workspace's git for the
 base and each iteration, the harness's oracle checkout for the oracle — never the work tree the
@@ -17,7 +17,7 @@ from prefect import task
 
 from evoci import treefs
 from evoci.logs import run_logger
-from evoci.quality import Quality, measure
+from evoci.swe_ci.quality import Quality, measure
 from evoci.runtime import Prepared, RunContext
 from evoci.tasks.caching import quality_key
 from evoci.tasks.retry import NODE_OPTIONS

@@ -1,14 +1,14 @@
 """swe_ci_quality, swe_ci_quality_final and swe_ci_quality_runs, on measurements of small files
-whose MI and pylint scores are computed by hand (tests/test_quality.py)."""
+whose MI and pylint scores are computed by hand (tests/swe_ci/test_quality.py)."""
 
 from __future__ import annotations
 
 import pytest
 from pytest import approx
 
-from evoci.quality import measure
+from evoci.swe_ci.quality import measure
 from evoci.tasks.quality import ORACLE_ITERATION, insert
-from tests.test_quality import BASE, BRANCHY, CLEAN, CLEAN_MI, MESSY, MESSY_MI, tree
+from tests.swe_ci.test_quality import BASE, BRANCHY, CLEAN, CLEAN_MI, MESSY, MESSY_MI, tree
 
 from .swe_ci_rows import add_run, add_task, rows
 

@@ -1,4 +1,4 @@
-"""evoci.quality: radon and pylint on small files whose scores are computed by hand."""
+"""evoci.swe_ci.quality: radon and pylint on small files whose scores are computed by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evoci.quality import changed_lines, measure
+from evoci.swe_ci.quality import changed_lines, measure
 
 # Halstead volume of `x * 2` (and of `number * 2`): one operator, two operands, N = 3, n = 3.
 VOLUME = 3 * math.log2(3)
