@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from evoci.demo.generated import write_dataset
+from evoci.swe_ci.demo.generated import write_dataset
 
 
 def spin(steps: int) -> int:

@@ -115,7 +115,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the state folder (logs, homes) afterwards")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
-    from evoci.demo.generated import write_dataset
+    from evoci.swe_ci.demo.generated import write_dataset
 
     state = Path(tempfile.mkdtemp(prefix="evoci-scale-cluster-"))
     pg_state, server = state / "postgres", None

@@ -256,7 +256,7 @@ def main() -> int:
             if args.kill_worker else {})
 
     sys.path.insert(0, str(REPO))
-    from evoci.demo.generated import write_dataset
+    from evoci.swe_ci.demo.generated import write_dataset
 
     state = Path(tempfile.mkdtemp(prefix="evoci-cluster-"))
     started: list[subprocess.Popen] = []

@@ -33,7 +33,8 @@ from typing import Any
 from evoci.agents.base import REQUIREMENT_FILE
 from evoci.agents.requirement import render_requirements
 from evoci.agents.scripted import Spec, text, tool_call
-from evoci.demo.repo import HISTORY_DIR, load_history
+from evoci.demo_repo import load_history
+from evoci.swe_ci.demo import HISTORY_DIR
 
 SHELL_TOOLS = ("Bash", "bash", "shell", "shell_command", "exec_command")
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent ends when a command prints this first

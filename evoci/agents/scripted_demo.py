@@ -3,7 +3,7 @@
 ``demo_script()`` returns a callable script that plays both LLM roles over either wire
 protocol, with tool calls the real agents execute, so the whole LLM path (SDKs, loop,
 tools, validation, accounting) runs offline against the demo history
-(``evoci.demo.repo.load_history``: one folder per commit, base first, oracle last):
+(``evoci.swe_ci.demo.HISTORY_DIR``: one folder per commit, base first, oracle last):
 
 - **architect**: ``read_file`` of ``.evoci/non-passed/summary.jsonl``, then ``write_file``
   of a requirement.xml grouping the non-passed tests by module (at most 5), then a word.
@@ -32,8 +32,9 @@ from evoci.agents.base import NON_PASSED_DIR, REQUIREMENT_FILE
 from evoci.agents.llm.tools import READ_WINDOW_LINES
 from evoci.agents.requirement import MAX_ITEMS, render_requirements
 from evoci.agents.scripted import ScriptedLLMServer, Spec, text, tool_calls
-from evoci.demo.repo import HISTORY_DIR, HistoryStep, load_history
+from evoci.demo_repo import HistoryStep, load_history
 from evoci.domain import AgentConfig
+from evoci.swe_ci.demo import HISTORY_DIR
 
 SUMMARY = f"{NON_PASSED_DIR}/summary.jsonl"
 DEMO_KEY_ENV = "EVOCI_SCRIPTED_API_KEY"  # any value: the scripted server ignores it

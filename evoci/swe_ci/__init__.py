@@ -1,6 +1,7 @@
 """SWE-CI (arXiv 2603.03823): evolve a base commit toward its oracle over CI iterations.
 
 - ``datasets``: the built-in demo, a JSONL of tasks, or a release split (``releases``) → ``TaskSpec``s;
+- ``demo``: the built-in ``semverkit`` task (``generated``: small libraries for the scale benchmarks);
 - ``quality``: static code quality of a codebase (§4.4), with its own ``pylintrc``;
 - ``curation`` mines base → oracle pairs from a repository's history, and ``cli`` is the
   ``evoci curate`` command that runs the ``curate`` flow over them.

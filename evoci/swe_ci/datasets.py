@@ -55,7 +55,7 @@ def dataset_name(source: str) -> str:
 def load_dataset(source: str, paths: Paths) -> Dataset:
     """Read ``source`` (``demo`` or a JSONL path); never raises for a bad line."""
     if source == DEMO:
-        from evoci.demo import demo_task
+        from evoci.swe_ci.demo import demo_task
 
         return Dataset(DEMO, [demo_task(paths.home / "demo" / "semverkit")])
     path = Path(source)

@@ -19,17 +19,18 @@ from evoci.agents.base import NON_PASSED_DIR, REQUIREMENT_FILE, AgentContext, Ag
 from evoci.agents.llm import LLMArchitect, LLMProgrammer, ModelConfig, make_chat_model, make_llm_agent
 from evoci.agents.requirement import validate_requirement
 from evoci.agents.scripted_demo import demo_agent_config, demo_script
-from evoci.demo.repo import load_history
+from evoci.demo_repo import load_history
 from evoci.domain import TaskSpec
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.local import LocalSandbox
+from evoci.swe_ci.demo import HISTORY_DIR
 
 from .conftest import MODELS
 
 
 def tree(upto: int) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
-    for step in load_history()[: upto + 1]:
+    for step in load_history(HISTORY_DIR)[: upto + 1]:
         files = {p: c for p, c in {**files, **step.files}.items() if p not in step.deletions}
     return files
 
@@ -51,7 +52,7 @@ def passing(sandbox: LocalSandbox) -> set[str]:
 @pytest.fixture(scope="module")
 def targets(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     """T: the tests that pass on the oracle."""
-    return passing(make_sandbox(tmp_path_factory.mktemp("oracle"), tree(len(load_history()) - 1)))
+    return passing(make_sandbox(tmp_path_factory.mktemp("oracle"), tree(len(load_history(HISTORY_DIR)) - 1)))
 
 
 @pytest.mark.slow
@@ -59,7 +60,7 @@ def targets(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
 def test_the_llm_agents_solve_the_demo_with_the_scripted_model(
     serve, tmp_path: Path, targets: set[str], protocol: str, max_iterations: int
 ) -> None:
-    history = load_history()
+    history = load_history(HISTORY_DIR)
     oracle = tree(len(history) - 1)
     base = {p: c for p, c in tree(0).items() if not p.startswith("tests/")}
     sandbox = make_sandbox(tmp_path / "workspace", {**base, **{p: c for p, c in oracle.items() if p.startswith("tests/")}})

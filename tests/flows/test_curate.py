@@ -8,7 +8,8 @@ import git
 import pytest
 
 from evoci.cli import main
-from evoci.demo import build_demo_repo
+from evoci.demo_repo import build_demo_repo
+from evoci.swe_ci.demo import HISTORY_DIR
 from tests.flows.helpers import query
 from tests.repos import make_repo
 
@@ -44,7 +45,7 @@ def make_calc(path):
 
 def test_curate_keeps_and_rejects_the_hand_checked_pairs(tmp_path):
     calc = make_calc(tmp_path / "calc")
-    demo = build_demo_repo(tmp_path / "semverkit")
+    demo = build_demo_repo(tmp_path / "semverkit", HISTORY_DIR)
     home, out = tmp_path / "home", tmp_path / "curated.jsonl"
     argv = ["curate", str(demo.path), str(calc), "--min-changed-lines", "60", "--min-gap", "2",
             "--home", str(home), "--output", str(out)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evoci.cli import main
-from tests.demo.expected import PASSING_WITH_ORACLE_TESTS
+from tests.swe_ci.demo.expected import PASSING_WITH_ORACLE_TESTS
 from tests.flows.helpers import query
 from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)
 

@@ -20,10 +20,10 @@ import git
 import pytest
 
 from evoci import treefs
-from evoci.demo import demo_task
+from evoci.swe_ci.demo import demo_task
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
-from tests.demo.expected import PASSING_WITH_ORACLE_TESTS
+from tests.swe_ci.demo.expected import PASSING_WITH_ORACLE_TESTS
 from tests.flows.helpers import query
 from evoci.workspace import Workspace
 from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)

@@ -14,7 +14,7 @@ from evoci.errors import StorageError
 from evoci.store import Facts, reading
 from evoci.store.copy import copy_store
 from evoci.store.postgres import pg_sql, redacted
-from tests.demo.expected import PASSING_WITH_ORACLE_TESTS
+from tests.swe_ci.demo.expected import PASSING_WITH_ORACLE_TESTS
 from tests.store.postgres_server import new_database, postgres_server
 from tests.store.test_facts import write_once
 

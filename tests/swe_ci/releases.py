@@ -14,7 +14,8 @@ import io
 import zipfile
 from pathlib import Path
 
-from evoci.demo import build_demo_repo
+from evoci.demo_repo import build_demo_repo
+from evoci.swe_ci.demo import HISTORY_DIR
 
 # (task id, index of the base commit, index of the oracle commit) in the demo's history.
 TASKS = (("semverkit-full", 0, -1), ("semverkit-ranges", 5, 7))
@@ -22,7 +23,7 @@ TASKS = (("semverkit-full", 0, -1), ("semverkit-ranges", 5, 7))
 
 def build_release(dest: Path, *, client=None, base_image: str = "evoci/base:bookworm") -> Path:
     """Write ``dest/metadata/test.csv`` and ``dest/data/<task>/``; images only when ``client`` is given."""
-    repo = build_demo_repo(dest.parent / "semverkit")
+    repo = build_demo_repo(dest.parent / "semverkit", HISTORY_DIR)
     rows = []
     for task_id, base, oracle in TASKS:
         folder = dest / "data" / task_id

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from git import Repo
 
-from evoci.demo.repo import build_demo_repo
+from evoci.demo_repo import build_demo_repo
 from evoci.swebench.tree import is_test_code
 
 HERE = Path(__file__).parent

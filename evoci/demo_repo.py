@@ -1,4 +1,7 @@
-"""Build the demo task's git repository from the history folders shipped with evoci.
+"""Build a built-in demo's git repository from the history folders it ships with.
+
+Every protocol's demo is built here from its own folder: SWE-CI's ``semverkit``
+(``evoci.swe_ci.demo``), SWE-EVO's ``kvconf``, SWE-Bench-CL's ``strkit``.
 
 Each folder ``history/NN_slug/`` is one commit: the files it holds (full content, at
 their repository paths) are written over the previous tree, the paths listed in its
@@ -26,15 +29,12 @@ from pathlib import Path
 from git import Actor, BaseIndexEntry, Blob, Repo
 from gitdb import IStream
 
-from evoci.domain import TaskSpec
 from evoci.errors import InputError
 
-HISTORY_DIR = Path(__file__).parent / "history"
 META_FILES = frozenset({"COMMIT_MSG", "DELETE"})  # in a history folder, but not repository files
 AUTHOR = Actor("evoci demo", "demo@evoci.invalid")
 FIRST_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)  # commit i is dated i days later
 BASE_TAG, ORACLE_TAG, BRANCH = "base", "oracle", "main"
-TITLE = "semverkit: a small semantic-versioning library (evoci's built-in demo)"
 
 # Written into .git/ of a finished build; records what was built, so a second call reuses it.
 _MARKER = "evoci-demo.json"
@@ -81,7 +81,7 @@ class HistoryStep:
     deletions: tuple[str, ...]
 
 
-def load_history(root: Path = HISTORY_DIR) -> tuple[HistoryStep, ...]:
+def load_history(root: Path) -> tuple[HistoryStep, ...]:
     """The history folders under ``root``, in commit order."""
     folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name[:2].isdigit())
     if not folders:
@@ -99,10 +99,10 @@ def history_fingerprint(history: tuple[HistoryStep, ...]) -> str:
     return digest.hexdigest()
 
 
-def build_demo_repo(dest: Path, history_dir: Path = HISTORY_DIR) -> DemoRepo:
+def build_demo_repo(dest: Path, history_dir: Path) -> DemoRepo:
     """Build the demo repository at ``dest``, or reuse it if ``dest`` already holds this history.
 
-    ``history_dir`` holds the ``NN_slug/`` folders (another protocol's demo ships its own).
+    ``history_dir`` holds the ``NN_slug/`` folders (each protocol's demo ships its own).
 
     ``dest`` must be missing, empty, or a demo repository built earlier (an outdated one is
     replaced). Anything else raises InputError rather than being overwritten.
@@ -132,18 +132,6 @@ def build_demo_repo(dest: Path, history_dir: Path = HISTORY_DIR) -> DemoRepo:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return DemoRepo(dest, commits[0], commits[-1], commits)
-
-
-def demo_task(dest: Path) -> TaskSpec:
-    """The built-in SWE-CI task: evolve the demo's base commit toward its oracle."""
-    repo = build_demo_repo(dest)
-    return TaskSpec(
-        task_id="demo",
-        repo=str(repo.path),
-        base_ref=BASE_TAG,
-        oracle_ref=ORACLE_TAG,
-        metadata={"title": TITLE},
-    )
 
 
 # -- reading the history ----------------------------------------------------------------

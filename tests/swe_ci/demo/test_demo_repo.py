@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from git import Repo, Tree
 
-import evoci.demo
-from evoci.demo import DemoRepo, build_demo_repo, demo_task
-from evoci.demo.repo import AUTHOR, FIRST_DATE, HISTORY_DIR, load_history
+import evoci.swe_ci.demo
+from evoci.demo_repo import AUTHOR, FIRST_DATE, DemoRepo, build_demo_repo, load_history
 from evoci.errors import InputError
-from tests.demo import expected
+from evoci.swe_ci.demo import HISTORY_DIR, demo_task
+from tests.swe_ci.demo import expected
 
 COMMITS = range(len(expected.PASSING_WITH_ORACLE_TESTS))
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRepo:
-    return build_demo_repo(tmp_path_factory.mktemp("demo") / "semverkit")
+    return build_demo_repo(tmp_path_factory.mktemp("demo") / "semverkit", HISTORY_DIR)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def runs(demo: DemoRepo, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 
 def test_two_builds_at_once_give_identical_shas(demo: DemoRepo, tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        first, second = pool.map(build_demo_repo, [tmp_path / "a", tmp_path / "b"])
+        first, second = pool.map(build_demo_repo, [tmp_path / "a", tmp_path / "b"], [HISTORY_DIR] * 2)
     assert first.commits == second.commits == demo.commits
     assert (first.base_sha, first.oracle_sha) == (demo.commits[0], demo.commits[-1])
 
@@ -75,7 +75,7 @@ def test_history_is_a_linear_main_branch_with_fixed_identity(demo: DemoRepo) -> 
 
 
 def test_history_folders_become_the_commits(demo: DemoRepo) -> None:
-    history = load_history()
+    history = load_history(HISTORY_DIR)
     assert [step.name[:2] for step in history] == [f"{i:02d}" for i in range(len(history))]
     repo = Repo(demo.path)
     for step, sha in zip(history, demo.commits):
@@ -132,7 +132,7 @@ def test_reusing_a_build_rewrites_nothing(demo: DemoRepo) -> None:
     sentinel = demo.path / "left-by-a-user.txt"
     sentinel.write_text("still here")
     try:
-        assert build_demo_repo(demo.path) == demo
+        assert build_demo_repo(demo.path, HISTORY_DIR) == demo
         assert sentinel.read_text() == "still here"
         assert {p: p.stat().st_mtime_ns for p in git_dir.rglob("*")} == before
     finally:
@@ -140,10 +140,10 @@ def test_reusing_a_build_rewrites_nothing(demo: DemoRepo) -> None:
 
 
 def test_an_outdated_build_is_replaced(tmp_path: Path) -> None:
-    first = build_demo_repo(tmp_path / "demo")
+    first = build_demo_repo(tmp_path / "demo", HISTORY_DIR)
     marker = first.path / ".git" / "evoci-demo.json"
     marker.write_text(json.dumps({**json.loads(marker.read_text()), "fingerprint": "from an older evoci"}))
-    again = build_demo_repo(tmp_path / "demo")
+    again = build_demo_repo(tmp_path / "demo", HISTORY_DIR)
     assert again == first
     assert json.loads(marker.read_text())["fingerprint"] != "from an older evoci"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo"]  # no staging folders left behind
@@ -152,7 +152,7 @@ def test_an_outdated_build_is_replaced(tmp_path: Path) -> None:
 def test_refuses_to_overwrite_a_folder_that_is_not_a_demo_build(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(InputError, match="not an evoci demo repository"):
-        build_demo_repo(tmp_path)
+        build_demo_repo(tmp_path, HISTORY_DIR)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
@@ -164,8 +164,8 @@ def test_demo_task_points_at_the_tags(demo: DemoRepo) -> None:
 
 
 def test_package_exports() -> None:
-    assert sorted(evoci.demo.__all__) == ["DemoRepo", "build_demo_repo", "demo_task"]
-    assert HISTORY_DIR == Path(evoci.demo.__file__).parent / "history"
+    assert sorted(evoci.swe_ci.demo.__all__) == ["HISTORY_DIR", "demo_task"]
+    assert HISTORY_DIR == Path(evoci.swe_ci.demo.__file__).parent / "history"
 
 
 # -- helpers ------------------------------------------------------------------------------
