@@ -18,8 +18,8 @@ import logging
 import re
 
 from evoci.digest import RunDigest, TaskDigest, fmt, load_digest, money, percent, sql_hint
-from evoci.plots import a_per_iteration, data_url, run_plots
 from evoci.runtime import RunContext
+from evoci.swe_ci.plots import a_per_iteration, data_url, run_plots
 
 
 def _logger():

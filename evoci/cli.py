@@ -147,7 +147,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     with locked_reads():  # the results and nothing else, as `evoci sql`
         run_id = args.run_id or latest_run(db)
         if args.html:
-            from evoci.report_html import write_html
+            from evoci.swe_ci.report_html import write_html
 
             print(f"evoci: wrote {write_html(db, run_id, Path(args.html))}")
             return 0

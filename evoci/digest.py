@@ -2,7 +2,7 @@
 
 Every number here is selected from a SQL view (``sql/views/``); nothing is recomputed.
 The Prefect artifacts (``evoci.artifacts``) and ``evoci report --html``
-(``evoci.report_html``) both render a :class:`RunDigest`, so they always agree.
+(``evoci.swe_ci.report_html``) both render a :class:`RunDigest`, so they always agree.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ import pytest
 from evoci.artifacts import artifact_key, publish_run, run_markdown, task_markdown
 from evoci.cli import main
 from evoci.digest import load_digest
-from evoci.plots import a_per_iteration, run_plots
 from evoci.runtime import RunContext
 from evoci.domain import RunConfig
 from evoci.store import connect
+from evoci.swe_ci.plots import a_per_iteration, run_plots
 from tests.sql.swe_ci_rows import add_run, add_task
 
 PNG = "data:image/png;base64,iVBORw0KGgo"  # the PNG signature, base64

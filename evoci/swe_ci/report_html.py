@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evoci.artifacts import headline, iteration_rows, task_outcome, task_rows
 from evoci.digest import RunDigest, fmt, load_digest, sql_hint
-from evoci.plots import a_per_iteration, data_url, run_plots
+from evoci.swe_ci.plots import a_per_iteration, data_url, run_plots
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1d1d1f; padding: 0 1rem; }
