@@ -25,11 +25,11 @@ from prefect import flow
 from prefect.logging import get_run_logger
 
 from evoci import interrupt
-from evoci.swe_ci.curation import Candidate, CurateConfig, candidates
 from evoci.domain import RunConfig, SandboxConfig, TaskSpec, stable_hash
 from evoci.errors import InputError
 from evoci.runtime import RunContext
 from evoci.store import lease, transaction
+from evoci.swe_ci.curation import Candidate, CurateConfig, candidates
 from evoci.workspace import Workspace
 from evoci.tasks.swe_ci import oracle_with_repairs, passed_targets, run_nodes
 

@@ -17,8 +17,8 @@ from prefect import task
 
 from evoci import treefs
 from evoci.logs import run_logger
-from evoci.swe_ci.quality import Quality, measure
 from evoci.runtime import Prepared, RunContext
+from evoci.swe_ci.quality import Quality, measure
 from evoci.tasks.caching import quality_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, extract_tree

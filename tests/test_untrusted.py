@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evoci.swe_ci.datasets import load_dataset
 from evoci.errors import DatasetError
 from evoci.settings import Paths
+from evoci.swe_ci.datasets import load_dataset
 from evoci.swe_evo.predictions import load_predictions
 from evoci.untrusted import json_loads, path_problem, storable
 

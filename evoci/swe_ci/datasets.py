@@ -26,8 +26,8 @@ from pydantic import ValidationError
 from evoci.domain import TaskSpec
 from evoci.errors import DatasetError
 from evoci.preflight import unknown_keys
-from evoci.swe_ci.releases import is_split_file, load_release, release_name
 from evoci.settings import Paths
+from evoci.swe_ci.releases import is_split_file, load_release, release_name
 from evoci.untrusted import json_loads
 
 DEMO = "demo"

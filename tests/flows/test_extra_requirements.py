@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from evoci.swe_ci.datasets import load_dataset
 from evoci.domain import EnvironmentSpec, RunConfig
 from evoci.flows.benchmark import benchmark
 from evoci.settings import Paths
+from evoci.swe_ci.datasets import load_dataset
 from tests.flows.helpers import query
 from tests.repos import make_repo, write_dataset
 

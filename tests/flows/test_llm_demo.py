@@ -6,9 +6,9 @@ import pytest
 
 from evoci.agents.scripted import ScriptedLLMServer
 from evoci.agents.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_script
-from evoci.swe_ci.demo import demo_task
 from evoci.domain import RunConfig
 from evoci.flows.evolve import evolve
+from evoci.swe_ci.demo import demo_task
 from tests.flows.helpers import query, with_usage
 
 pytestmark = pytest.mark.usefixtures("prefect_server")

@@ -20,9 +20,9 @@ import git
 import pytest
 
 from evoci import treefs
-from evoci.swe_ci.demo import demo_task
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
+from evoci.swe_ci.demo import demo_task
 from tests.swe_ci.demo.expected import PASSING_WITH_ORACLE_TESTS
 from tests.flows.helpers import query
 from evoci.workspace import Workspace

@@ -7,10 +7,10 @@ import zipfile
 
 import pytest
 
-from evoci.swe_ci.datasets import dataset_name, load_dataset
 from evoci.errors import DatasetError
-from evoci.swe_ci.releases import TEST_COMMAND, split_file
 from evoci.settings import Paths
+from evoci.swe_ci.datasets import dataset_name, load_dataset
+from evoci.swe_ci.releases import TEST_COMMAND, split_file
 from tests.swe_ci.releases import TASKS, build_release
 
 
