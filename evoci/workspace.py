@@ -19,7 +19,6 @@ deleted (and so recorded as a change) before git looks at the tree.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import stat
@@ -229,9 +228,10 @@ class Workspace:
             ) from exc
 
     def changed_files(self) -> list[str]:
-        """Paths changed, added or deleted in the work tree (harness files excluded)."""
-        out = self.git.status("--porcelain", "--untracked-files=all", "--no-renames")
-        return sorted(line[3:].strip('"') for line in out.splitlines() if line[3:])
+        """Paths changed, added or deleted in the work tree (harness files excluded), named as they are."""
+        # -z: names as they are; without it git quotes a name holding a byte that is not ASCII ("caf\303\251.py")
+        out = self.git.status("--porcelain", "-z", "--untracked-files=all", "--no-renames")
+        return sorted(entry[3:] for entry in out.split("\0") if entry[3:])
 
     def commit(self, iteration: int, message: str) -> str:
         """Commit the whole work tree as ``iteration`` (even if nothing changed); return its SHA."""
@@ -259,11 +259,6 @@ class Workspace:
             if tree_has(self.repo, sha, folder):
                 cmd.checkout(sha, "--", folder)
         return [p for p in changed if p.startswith(prefix) or p == folder]
-
-    def diff_hash(self) -> str:
-        """Hash of the uncommitted changes (empty string's hash when clean)."""
-        diff = self.git.diff("--no-ext-diff", "--no-textconv", "HEAD", "--binary") + "\n".join(self.changed_files())
-        return hashlib.sha256(diff.encode()).hexdigest()[:16]
 
 
 def oracle_checkout(path: Path, source: git.Repo, oracle_sha: str) -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import git
 
 from evoci.workspace import Workspace
@@ -34,3 +36,13 @@ def test_lock_files_a_killed_git_left_are_cleared_and_git_works_again(tmp_path):
     (workspace.path / "NOTES.txt").write_text("after the crash\n")
     assert workspace.commit(1, "resumed") != start
     assert workspace.clear_stale_locks() == []
+
+
+def test_changed_files_are_named_as_they_are_not_as_git_quotes_them(tmp_path):
+    source = git.Repo(calc_repo(tmp_path / "calc"))
+    workspace, _ = Workspace.fresh(tmp_path / "task" / "workspace", source, source.commit("base").hexsha)
+    raw = os.fsencode(workspace.path)
+    for name in (b"/caf\xc3\xa9 notes.py", b"/\xff.py", b"/line\nbreak.py"):
+        with open(raw + name, "wb") as f:
+            f.write(b"x = '\xff'\n")
+    assert workspace.changed_files() == sorted(["café notes.py", os.fsdecode(b"\xff.py"), "line\nbreak.py"])
