@@ -151,6 +151,27 @@ def walk(root: Path) -> Iterator[tuple[str, str]]:
         os.close(fd)
 
 
+def let_owner_read(root: Path, rel: str) -> bool:
+    """Give the regular file at ``rel`` its owner's read permission back if the harness's user owns it
+    and it has none (``chmod 000`` by an agent running as that user); return whether it was changed.
+
+    git reads every file it adds, hashes or checks out over, and stops at the first it cannot
+    open (``fatal: adding files failed``): for a harness that is not root that was an
+    infrastructure error the agent caused. Only the read bit is given: git records a file's
+    content and executable bit, and neither changes.
+    """
+    path = os.path.join(os.fsencode(root), os.fsencode(rel))
+    try:
+        info = os.lstat(path)
+    except OSError:  # gone, or a path longer than the system opens (git cannot hold it either)
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_mode & stat.S_IRUSR or info.st_uid != os.geteuid():
+        return False
+    # The agent's sandbox has ended, so the tree stands still: a regular file found by lstat is not a link.
+    os.chmod(path, stat.S_IMODE(info.st_mode) | stat.S_IRUSR)
+    return True
+
+
 def remove_named(root: Path, name: str) -> list[str]:
     """Remove every entry called ``name`` under ``root`` (a folder whole, never entered); return their paths."""
     found = []

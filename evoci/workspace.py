@@ -141,12 +141,17 @@ class Workspace:
 
     def purge_nested_git(self) -> list[str]:
         """Delete every ``.git`` in the work tree (an agent's planted repository or git-dir link), and every
-        path longer than git can hold (``GIT_LONGEST_PATH``); return them. At any depth (``evoci.treefs``)."""
+        path longer than git can hold (``GIT_LONGEST_PATH``); return them. At any depth (``evoci.treefs``).
+
+        Every git command on the tree comes after this walk, so it also gives back what git must
+        read: folders and files the agent made unreadable (``treefs.walk``, ``treefs.let_owner_read``)."""
         found = []
-        for rel, _ in treefs.walk(self.path):
+        for rel, kind in treefs.walk(self.path):
             if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH:
                 treefs.remove(self.path, rel)  # a folder goes whole: the walk does not enter it
                 found.append(rel)
+            elif kind == "file":
+                treefs.let_owner_read(self.path, rel)
         return sorted(found)
 
     @classmethod

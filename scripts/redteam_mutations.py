@@ -72,6 +72,7 @@ REDTEAM = "tests/security/test_redteam.py::test_a_hostile_programmer_cannot_chan
 LINKS = "tests/security/test_link_attacks.py::"
 SWE_EVO = "tests/security/test_swe_evo_attacks.py::"
 UNTRUSTED_PATHS = "tests/security/test_untrusted_paths.py::"
+LOCKED = "tests/security/test_locked_folders.py::test_a_programmer_locking_its_folders_is_scored_and_what_it_hid_is_found"
 TIMEOUT_S = 3600  # one mutation's tests, all together
 
 
@@ -272,7 +273,13 @@ MUTATIONS = [
         "    try:\n        fd = os.open(name, _DIR, dir_fd=parent)\n    except PermissionError:\n",
         "    return os.open(name, _DIR, dir_fd=parent)\n    try:\n        fd = os.open(name, _DIR, dir_fd=parent)\n"
         "    except PermissionError:\n",
-        ("tests/security/test_locked_folders.py::test_a_programmer_locking_its_folders_is_scored_and_what_it_hid_is_found",),
+        (LOCKED,),
+    ),
+    Mutation(
+        "unreadable_files_kept", "files the agent made unreadable (chmod 000, a harness that is not root)",
+        "evoci/workspace.py",
+        "                treefs.let_owner_read(self.path, rel)\n", "                pass\n",
+        (LOCKED,),
     ),
 ]
 

@@ -117,6 +117,8 @@ LOCKED_OUT = textwrap.dedent("""
     os.symlink("/etc", root / "t/locked/inner/escape")
     (root / "t/readonly/code.py").write_text("y = 2")
     (root / "t/deep/a/b/code.py").write_text("z = 3")
+    (root / "t/unreadable.py").write_text("w = 4")
+    os.chmod(root / "t/unreadable.py", 0o000)
     os.chmod(root / "t/locked/inner", 0o000)  # what an agent's `chmod` does to its own folders
     os.chmod(root / "t/locked", 0o000)
     os.chmod(root / "t/readonly", 0o555)
@@ -125,6 +127,9 @@ LOCKED_OUT = textwrap.dedent("""
     seen = {rel for rel, _ in treefs.walk(root / "t")}
     assert {"locked/inner/code.py", "readonly/code.py", "deep/a/b/code.py"} <= seen, seen
     assert treefs.remove_leaving_links(root / "t") == ["locked/inner/escape"]
+    assert [rel for rel, found in treefs.walk(root / "t") if found == "file" and treefs.let_owner_read(root / "t", rel)] \
+        == ["unreadable.py"]
+    assert (root / "t/unreadable.py").read_text() == "w = 4"
     treefs.clear(root / "t")
     assert not (root / "t").exists()
     print("ok")

@@ -1,10 +1,10 @@
-"""A programmer that takes its folders' permissions away cannot leave its task unscored.
+"""A programmer that takes its files' and folders' permissions away cannot leave its task unscored.
 
 In the local sandbox an agent runs as the harness's own user, so ``chmod 000`` on a folder it
 made (or ``555`` on one of the project's) binds the harness too, unless it runs as root: root
 ignores permissions, so on the machines most users have, the harness's scans and removals
-raised ``Permission denied`` and the task ended as an unscored infrastructure error, the same
-on every retry. The run here goes through the real CLI, flow and bubblewrap sandbox, in a
+and ``git add`` raised ``Permission denied`` and the task ended as an unscored infrastructure
+error, the same on every retry. The run here goes through the real CLI, flow and bubblewrap sandbox, in a
 process without the capabilities that let root ignore permissions (as itself when not root).
 """
 
@@ -32,6 +32,10 @@ open("locked/inner/mod.py", "w").write("x = 1\\n")
 os.symlink("/etc", "locked/inner/escape")  # hidden from a harness that cannot look inside
 os.chmod("locked/inner", 0)
 os.chmod("locked", 0)
+open("src/calc/__init__.py", "a").write("# changed, then made unreadable\\n")
+os.chmod("src/calc/__init__.py", 0)  # a changed file git must hash
+open("unreadable.py", "w").write("y = 2\\n")
+os.chmod("unreadable.py", 0)  # a new file git must read to commit it
 os.chmod("src", 0o555)  # nothing in the project's own folder can be removed
 """
 AS_NOT_ROOT = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"] if os.geteuid() == 0 else []
