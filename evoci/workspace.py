@@ -47,6 +47,13 @@ _SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_
 # of it, so past the system's 4,096 (PATH_MAX, less what git appends as it looks inside: a file at
 # 4,092 was refused) `git add` warns, or stops with "fatal: unable to stat", and the node would fail.
 GIT_LONGEST_PATH = 3072
+# A committed .gitattributes decides how git shows, archives and converts the tree: "* -diff" makes
+# every diff "Binary files differ" (the integrity scans read no line of it), export-ignore and
+# export-subst make the graded tree (git archive) differ from the commit, text/eol/ident/filter
+# rewrite content on checkout. $GIT_DIR/info/attributes outranks every .gitattributes, and "!name"
+# puts each attribute back to git's default, so the harness reads the commit as it is.
+_NEUTRAL_ATTRIBUTES = "* " + " ".join(f"!{name}" for name in (
+    "diff", "text", "eol", "crlf", "ident", "filter", "working-tree-encoding", "export-ignore", "export-subst")) + "\n"
 
 
 def open_source(repo: str) -> git.Repo:
@@ -145,6 +152,7 @@ class Workspace:
 
         Every git command on the tree comes after this walk, so it also gives back what git must
         read: folders and files the agent made unreadable (``treefs.walk``, ``treefs.let_owner_read``)."""
+        self._neutral_attributes()
         found = []
         for rel, kind in treefs.walk(self.path):
             if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH:
@@ -200,6 +208,16 @@ class Workspace:
         for lock in found:
             lock.unlink(missing_ok=True)
         return [p.relative_to(self.git_dir).as_posix() for p in found]
+
+    def _neutral_attributes(self) -> None:
+        """Make the agent's ``.gitattributes`` powerless over the harness's git (``_NEUTRAL_ATTRIBUTES``).
+
+        Written before every git command on the tree (this walk precedes them all), so a workspace
+        made by an earlier evoci is covered from its next node on."""
+        info = self.git_dir / "info"
+        if self.git_dir.is_dir():
+            info.mkdir(exist_ok=True)
+            (info / "attributes").write_text(_NEUTRAL_ATTRIBUTES)
 
     def start_afresh(self) -> None:
         """Remove any half-made work tree and git folder; leave an empty work tree."""

@@ -281,6 +281,11 @@ MUTATIONS = [
         "                treefs.let_owner_read(self.path, rel)\n", "                pass\n",
         (LOCKED,),
     ),
+    Mutation(
+        "git_attributes_obeyed", "how the harness's git reads the tree (.gitattributes)", "evoci/workspace.py",
+        "        self._neutral_attributes()\n        found = []\n", "        found = []\n",
+        ("git_attributes",),
+    ),
 ]
 
 
