@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evoci.digest import fmt, load_digest, money, sql_hint
+from evoci.digest import fmt
 from evoci.settings import Paths, location
 from evoci.store import connect
 
@@ -29,7 +29,7 @@ def console_for_output() -> Console:
 
 
 def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console | None = None) -> None:
-    """The run's score table: per iteration (for a single task), per task, then the run's totals."""
+    """The run's scores as its protocol's report prints them (``evoci.<protocol>.report``), and what it left unscored."""
     console = console or console_for_output()
     from evoci.nitr.report import is_nitr_run, print_nitr_report
     from evoci.swe_evo.report import is_swe_evo_run, print_swe_evo_report
@@ -48,59 +48,9 @@ def print_report(db: Path, run_id: str, *, gamma: float = 1.0, console: Console 
         print_cl_report(db, run_id, console)
         print_completeness(db, run_id, console)
         return
-    digest = load_digest(db, run_id, gamma=gamma)
-    if len(digest.tasks) == 1 and digest.tasks[0].iterations:
-        task = digest.tasks[0]
-        table = Table(title=f"{task.task_id}: per iteration", title_justify="left")
-        for col in ("iteration", "architect", "programmer", "status", "passing", "a(c)", "regressions", "fixes"):
-            table.add_column(col, justify="right" if col in ("iteration", "passing", "a(c)") else "left")
-        for it in task.iterations:
-            table.add_row(str(it.iteration), fmt(it.architect_status), fmt(it.programmer_status), escape(it.status),
-                          f"{it.n_passed}/{it.n_target}", fmt(it.a), fmt(it.regressions), fmt(it.fixes))
-        console.print(table)
-    table = Table(title=f"run {run_id} — EvoScore γ = {gamma:g}", title_justify="left")
-    for col in ("task", "status", "base → target", "turns", "solved", "EvoScore", "zero-regression", "regressed tests", "note"):
-        table.add_column(col)
-    for t in digest.tasks:
-        table.add_row(escape(t.task_id), escape(t.status), f"{fmt(t.n_base)} → {fmt(t.n_target)}", fmt(t.turns), fmt(t.solved),
-                      fmt(t.evoscore), fmt(t.zero_regression), fmt(t.regressed_tests), escape(t.reason or ""))
-    console.print(table)
-    if digest.integrity:
-        events = Table(title="integrity: what the harness undid or flagged (`integrity_events`)", title_justify="left")
-        for col in ("task", "iteration", "event", "detail"):
-            events.add_column(col)
-        for e in digest.integrity:
-            detail = "; ".join([*e.integrity_flags[:3], *(f"overridden: {p}" for p in e.tampered_files[:5]),
-                                *(f"discarded: {p}" for p in e.discarded_files[:3])])
-            events.add_row(escape(e.task_id), str(e.iteration), e.event, escape(detail))
-        console.print(events)
-    console.print(f"sandbox: {digest.sandbox()}", style="dim")
-    console.print(
-        f"[bold]run[/]: {digest.n_scored}/{digest.n_tasks} tasks scored · EvoScore {fmt(digest.evoscore)} · "
-        f"zero-regression rate {fmt(digest.zero_regression_rate)} · solved rate {fmt(digest.solved_rate)} · "
-        f"avg turns {fmt(digest.avg_turns, 1)} · cost {money(digest.cost_usd)} "
-        f"({digest.input_tokens} in / {digest.output_tokens} out tokens)"
-    )
-    print_agent_outcomes(db, run_id, console)
-    print_completeness(db, run_id, console)
-    console.print(f"query these numbers: {sql_hint(db, f'select * from evoscore(gamma := {gamma:g}) where run_id = {run_id!r}')}",
-                  style="dim", soft_wrap=True)
+    from evoci.swe_ci.report import print_swe_ci_report
 
-
-def print_agent_outcomes(db: Path, run_id: str, console: Console) -> None:
-    """List every agent attempt that did not end ok (`trajectories`): who, when, how and why."""
-    with connect(db, read_only=True) as con:
-        rows = con.execute(f"select task_id, iteration, role, status, message from trajectories "
-                           f"where run_id = ? and status <> 'ok' order by task_id, iteration, {ROLE_ORDER}",
-                           [run_id]).fetchall()
-    if not rows:
-        return
-    table = Table(title="agent outcomes that were not ok (`trajectories`)", title_justify="left")
-    for col in ("task", "iteration", "role", "status", "message"):
-        table.add_column(col)
-    for task_id, iteration, role, status, message in rows:
-        table.add_row(escape(task_id), str(iteration), role, status, escape((message or "")[:200]))
-    console.print(table)
+    print_swe_ci_report(db, run_id, gamma=gamma, console=console)  # every run no other protocol claims
 
 
 def dataset_counts(con, run_id: str) -> tuple[int, int]:

@@ -25,8 +25,8 @@ from prefect import flow
 from prefect.logging import get_run_logger
 
 from evoci import interrupt
-from evoci.artifacts import publish_run
 from evoci.swe_ci.datasets import dataset_name, load_dataset
+from evoci.swe_ci.report import publish_run
 from evoci.domain import RunConfig, TaskSpec
 from evoci.errors import ProviderRejected, is_infrastructure, orchestration_unavailable
 from evoci.runtime import RunContext

@@ -19,7 +19,6 @@ from prefect import flow
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
-from evoci.artifacts import publish_task
 from evoci.domain import RunConfig, TaskSpec, TestReport
 from evoci import interrupt
 from evoci.errors import DriftError, InfrastructureError, InputError, ProviderRejected
@@ -27,6 +26,7 @@ from evoci.identity import RESOLVED, task_identity
 from evoci.progress import Event, emit
 from evoci.runtime import Prepared, RunContext
 from evoci.store import IterationRow, TaskRow, lease
+from evoci.swe_ci.report import publish_task
 from evoci.tasks.identity import ended, record_run
 from evoci.tasks.quality import ORACLE_ITERATION
 from evoci.tasks.quality import record as record_quality

@@ -35,3 +35,11 @@ def test_no_command_module_imports_the_cli_that_registers_it():
     offenders = [str(path.relative_to(ROOT)) for top in ("evoci", "scripts", "benchmarks", *FOLDERS)
                  for path in (ROOT / top).rglob("*.py") if pattern.search(path.read_text(errors="replace"))]
     assert offenders == []
+
+
+def test_the_core_report_modules_import_no_protocol_at_module_level():
+    """Each protocol's room imports the core's report helpers; the core reaches a room only lazily, from its dispatcher."""
+    pattern = re.compile(r"^(from|import)\s+evoci\.(swe_ci|swe_evo|nitr|swe_bench_cl)(\.|\s)", re.MULTILINE)
+    core = ("report.py", "digest.py", "artifacts.py", "cli.py", "cli_common.py")
+    offenders = [name for name in core if pattern.search((ROOT / "evoci" / name).read_text())]
+    assert offenders == []

@@ -3,8 +3,9 @@
 - ``datasets``: the built-in demo, a JSONL of tasks, or a release split (``releases``) → ``TaskSpec``s;
 - ``demo``: the built-in ``semverkit`` task (``generated``: small libraries for the scale benchmarks);
 - ``quality``: static code quality of a codebase (§4.4), with its own ``pylintrc``;
-- ``plots`` (a(c) per iteration, the EvoScore ranking across γ) and ``report_html``
-  (``evoci report --html``) draw a run's results as the core's ``evoci.digest`` reads them;
+- ``digest`` reads a run's results from the views; ``report`` prints them for ``evoci report``
+  and publishes the flow runs' artifacts, ``plots`` (a(c) per iteration, the EvoScore ranking
+  across γ) and ``report_html`` (``evoci report --html``) draw them;
 - ``curation`` mines base → oracle pairs from a repository's history, and ``cli`` is the
   ``evoci curate`` command that runs the ``curate`` flow over them.
 """

@@ -1,6 +1,6 @@
 """PNG plots of a run, drawn with matplotlib's Agg backend (no display needed).
 
-Plots draw what the views computed (``evoci.digest``); they never compute a metric.
+Plots draw what the views computed (``evoci.swe_ci.digest``); they never compute a metric.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import base64
 import io
 from collections.abc import Sequence
 
-from evoci.digest import RankingPoint, RunDigest, TaskDigest
+from evoci.swe_ci.digest import RankingPoint, RunDigest, TaskDigest
 
 _MAX_LABELLED_TASKS = 12  # beyond this the legend says "N tasks" instead of naming each
 

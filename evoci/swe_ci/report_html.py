@@ -1,6 +1,6 @@
 """``evoci report --html FILE``: a run's artifacts as one self-contained HTML file.
 
-The same content as the run's Prefect artifacts (``evoci.artifacts``): the summary line,
+The same content as the run's Prefect artifacts (``evoci.swe_ci.report``): the summary line,
 the task table, a(c) per iteration per task, the EvoScore ranking across γ when other
 runs of the dataset exist, and each task's iteration table and plot. Plots are inline
 base64 PNGs and the style is inline: the file opens anywhere, offline, with nothing else.
@@ -11,9 +11,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from evoci.artifacts import headline, iteration_rows, task_outcome, task_rows
-from evoci.digest import RunDigest, fmt, load_digest, sql_hint
+from evoci.digest import fmt, sql_hint
+from evoci.swe_ci.digest import RunDigest, load_digest
 from evoci.swe_ci.plots import a_per_iteration, data_url, run_plots
+from evoci.swe_ci.report import headline, iteration_rows, task_outcome, task_rows
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1d1d1f; padding: 0 1rem; }

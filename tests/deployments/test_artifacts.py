@@ -6,13 +6,14 @@ import re
 
 import pytest
 
-from evoci.artifacts import artifact_key, publish_run, run_markdown, task_markdown
+from evoci.artifacts import artifact_key
 from evoci.cli import main
-from evoci.digest import load_digest
 from evoci.runtime import RunContext
 from evoci.domain import RunConfig
 from evoci.store import connect
+from evoci.swe_ci.digest import load_digest
 from evoci.swe_ci.plots import a_per_iteration, run_plots
+from evoci.swe_ci.report import publish_run, run_markdown, task_markdown
 from tests.sql.swe_ci_rows import add_run, add_task
 
 PNG = "data:image/png;base64,iVBORw0KGgo"  # the PNG signature, base64
