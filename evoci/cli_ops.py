@@ -20,6 +20,15 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4200
 
 
+# The Prefect server's own connections to PostgreSQL. Its default pool (5, and 10 more on demand,
+# 30 s to wait for one) answered 500 to 506 requests (`QueuePool limit of size 5 overflow 10
+# reached`) in two runs of 32 tasks on a work pool, and 6 of their 64 tasks were never started.
+# 60 at most stays well under scripts/postgres.sh's max_connections (200) and PostgreSQL's default (100).
+SERVER_POOL = {"PREFECT_SERVER_DATABASE_SQLALCHEMY_POOL_SIZE": "20",
+               "PREFECT_SERVER_DATABASE_SQLALCHEMY_MAX_OVERFLOW": "40",
+               "PREFECT_SERVER_DATABASE_SQLALCHEMY_POOL_TIMEOUT": "60"}
+
+
 def server_command(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[str]:
     return [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port)]
 
@@ -41,6 +50,8 @@ def server_env(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, prefect_home:
         env["PREFECT_HOME"] = os.path.abspath(prefect_home)
     if database:
         env["PREFECT_API_DATABASE_CONNECTION_URL"] = prefect_database_url(database)
+        for name, value in SERVER_POOL.items():  # a value the user set wins
+            env.setdefault(name, value)
     return env
 
 
