@@ -24,14 +24,13 @@ import importlib
 import sys
 from pathlib import Path
 
-from evoci.cli_common import (prefect_defaults, recorded, results_db, results_options, run_config, run_options,
-                              selection)
+from evoci.cli_common import prefect_defaults, results_db, results_options, run_config, run_options, selection, start_run
 
 # Modules that register commands of their own: register(sub).
 COMMANDS = ("evoci.sandbox.docker.cli", "evoci.cli_ops", "evoci.swe_ci.cli", "evoci.nitr.cli", "evoci.agents.cli")
 # Protocols whose datasets `evoci run` hands over whole: add_run_options(p), cmd_run(args) -> exit code.
-# SWE-CI and NITR run here, through the benchmark and nitr flows (``_run_claimed``).
-PROTOCOL_CLIS = {"swe-evo": "evoci.swe_evo.cli", "swe-bench-cl": "evoci.swe_bench_cl.cli"}
+# NITR runs here, through the nitr flow (``evoci.cli_common.start_run``).
+PROTOCOL_CLIS = {"swe-ci": "evoci.swe_ci.cli", "swe-evo": "evoci.swe_evo.cli", "swe-bench-cl": "evoci.swe_bench_cl.cli"}
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -44,88 +43,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_run_config(run_config(args, protocol))  # before anything is recorded
     if protocol in PROTOCOL_CLIS:
         return importlib.import_module(PROTOCOL_CLIS[protocol]).cmd_run(args)
-    from evoci.swe_ci.datasets import dataset_name
-    from evoci.identity import check_run
+    from evoci.nitr.suites import run_dataset_name, selected_suite
     from evoci.report import console_for_output
-    from evoci.runtime import RunContext
-    from evoci.store import lease
 
     console = console_for_output()
-    if getattr(args, "split", None):  # a SWE-CI release folder: its split file is the dataset
-        from evoci.errors import DatasetError
-        from evoci.swe_ci.releases import split_file
+    if getattr(args, "split", None):  # read as a SWE-CI release's split, as it always was: a NITR source has none
+        from evoci.swe_ci.cli import resolve_split
 
-        try:
-            args.dataset = str(split_file(Path(args.dataset), args.split).absolute())
-        except DatasetError as exc:
-            from rich.markup import escape
-
-            console.print(f"[red]{escape(str(exc))}[/]")
+        if not resolve_split(args, console):
             return 2
-    nitr = protocol == "nitr"
-    config = run_config(args, "nitr" if nitr else "swe-ci")
-    name = dataset_name(args.dataset)
-    if nitr:
-        from evoci.nitr.suites import run_dataset_name, selected_suite
+    config = run_config(args, "nitr")
+    name = run_dataset_name(args.dataset, selected_suite(args.dataset, selection(args.select)))
 
-        name = run_dataset_name(args.dataset, selected_suite(args.dataset, selection(args.select)))
-    else:
-        from evoci.swe_ci.datasets import load_dataset
-        from evoci.settings import Paths
+    def flow(run) -> list:
+        from evoci.flows.nitr import nitr
 
-        load_dataset(args.dataset, Paths.of(args.home))  # an empty or missing dataset is refused before a run exists
-    run = RunContext.create(config, name, home=args.home, db=args.db)
-    check_run(run.db, run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
-    with lease.scope():
-        lease.acquire(run.db, run.run_id)  # refused at once if another live process writes this run
-        return _run_claimed(args, config, run, console, nitr)
+        nitr(args.dataset, config, select=selection(args.select), home=run.home, db=run.db,
+             task_deployment=getattr(args, "task_deployment", None))
+        return []  # a NITR run refuses no task: its probes' outcomes are in the report
 
-
-def _run_claimed(args: argparse.Namespace, config, run, console, nitr: bool) -> int:
-    """``evoci run`` once this process holds the run's lease: the flow, then the scores."""
-    from evoci.flows.benchmark import benchmark
-    from evoci.report import print_report
-    from evoci.ui import LiveProgress
-
-    console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
-                  f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, "
-                  + (f"{config.attempts} attempt(s) per probe" if nitr else f"≤ {config.max_iterations} iterations"))
-    from evoci.store.db import describe
-
-    console.print(f"results: {describe(run.db)}", style="dim")
-    from evoci import ephemeral
-    from evoci.errors import LeaseLost, RunBusy
-    from evoci.verdict import exit_code, print_refused
-
-    if config.sandbox.kind == "docker":
-        from evoci.sandbox.docker import install_signal_cleanup
-
-        install_signal_cleanup()  # signal handlers can only be set from the main thread
-    ephemeral.start()
-    failed, summaries = False, []
-    with LiveProgress(console):
-        try:
-            if nitr:
-                from evoci.flows.nitr import nitr as nitr_flow
-
-                nitr_flow(args.dataset, config, select=selection(args.select), home=run.home, db=run.db,
-                          task_deployment=getattr(args, "task_deployment", None))
-            else:
-                summaries = benchmark(args.dataset, config, home=run.home, db=run.db,
-                                      task_deployment=getattr(args, "task_deployment", None))
-        except (RunBusy, LeaseLost):
-            raise  # another process writes this run: its results are not this command's to show
-        except Exception as exc:  # already recorded; say it plainly, then show what was scored
-            from rich.markup import escape  # an exception's text may hold brackets a test id or path has
-
-            console.print(f"[red]run ended with failures:[/] {escape(str(exc))}")
-            failed = True
-    refused = [(s.task_id, s.reason or "") for s in summaries if s.refused]
-    print_refused(console, refused)
-    if recorded(run.db, run.run_id):
-        print_report(run.db, run.run_id, console=console)
-    code = exit_code(run.db, run.run_id, console, refused=refused)
-    return 1 if failed else code
+    return start_run(args, config, name, console, flow, f"{config.attempts} attempt(s) per probe")
 
 
 def cmd_sql(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""What every ``evoci`` command module shares: the run options, the run's config, the results store, the report.
+"""What every ``evoci`` command module shares: the run options, the run's config, a run claimed in this
+process (``start_run``), the results store, the report.
 
 ``evoci.cli`` builds the parser from registered modules (its own commands, ``evoci.cli_ops``,
 each protocol's ``cli``); they all import from here, and none imports ``evoci.cli``.
@@ -152,6 +153,59 @@ def print_run_report(args: argparse.Namespace, protocol: str, summaries: list, f
     if run_id is None:
         return 1
     code = exit_code(db, run_id, console)
+    return 1 if failed else code
+
+
+def start_run(args: argparse.Namespace, config, dataset: str, console, flow, budget: str) -> int:
+    """``evoci run`` of a protocol whose flow runs in this process under the run's lease (SWE-CI, NITR):
+    claim the run, then ``flow(run)`` (its task summaries), then what it refused and the scores.
+    ``budget`` ends the first line (how much each task may take)."""
+    from evoci.identity import check_run
+    from evoci.runtime import RunContext
+    from evoci.store import lease
+
+    run = RunContext.create(config, dataset, home=args.home, db=args.db)
+    check_run(run.db, run.run_id, run.config, run.dataset)  # a changed config never joins a recorded run
+    with lease.scope():
+        lease.acquire(run.db, run.run_id)  # refused at once if another live process writes this run
+        return _run_claimed(args, config, run, console, flow, budget)
+
+
+def _run_claimed(args: argparse.Namespace, config, run, console, flow, budget: str) -> int:
+    """``evoci run`` once this process holds the run's lease: the flow, then the scores."""
+    from evoci.report import print_report
+    from evoci.ui import LiveProgress
+
+    console.print(f"[bold]evoci[/] run [cyan]{run.run_id}[/] — dataset {args.dataset}, "
+                  f"agent {config.programmer.kind}, sandbox {config.sandbox.kind}, {budget}")
+    from evoci.store.db import describe
+
+    console.print(f"results: {describe(run.db)}", style="dim")
+    from evoci import ephemeral
+    from evoci.errors import LeaseLost, RunBusy
+    from evoci.verdict import exit_code, print_refused
+
+    if config.sandbox.kind == "docker":
+        from evoci.sandbox.docker import install_signal_cleanup
+
+        install_signal_cleanup()  # signal handlers can only be set from the main thread
+    ephemeral.start()
+    failed, summaries = False, []
+    with LiveProgress(console):
+        try:
+            summaries = flow(run)
+        except (RunBusy, LeaseLost):
+            raise  # another process writes this run: its results are not this command's to show
+        except Exception as exc:  # already recorded; say it plainly, then show what was scored
+            from rich.markup import escape  # an exception's text may hold brackets a test id or path has
+
+            console.print(f"[red]run ended with failures:[/] {escape(str(exc))}")
+            failed = True
+    refused = [(s.task_id, s.reason or "") for s in summaries if s.refused]
+    print_refused(console, refused)
+    if recorded(run.db, run.run_id):
+        print_report(run.db, run.run_id, console=console)
+    code = exit_code(run.db, run.run_id, console, refused=refused)
     return 1 if failed else code
 
 

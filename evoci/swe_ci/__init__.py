@@ -6,6 +6,6 @@
 - ``digest`` reads a run's results from the views; ``report`` prints them for ``evoci report``
   and publishes the flow runs' artifacts, ``plots`` (a(c) per iteration, the EvoScore ranking
   across γ) and ``report_html`` (``evoci report --html``) draw them;
-- ``curation`` mines base → oracle pairs from a repository's history, and ``cli`` is the
-  ``evoci curate`` command that runs the ``curate`` flow over them.
+- ``curation`` mines base → oracle pairs from a repository's history; ``cli`` is SWE-CI's
+  ``evoci run`` (the ``benchmark`` flow) and the ``evoci curate`` command (the ``curate`` flow).
 """

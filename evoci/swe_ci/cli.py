@@ -1,12 +1,64 @@
-"""``evoci curate REPO…``: SWE-CI's own command, mining tasks from repositories (the ``curate`` flow)."""
+"""SWE-CI's command line: ``evoci run`` for its datasets (the ``benchmark`` flow), and ``evoci curate``.
+
+    evoci run demo                                  # the built-in semverkit task
+    evoci run tasks.jsonl --agent llm --model gpt-4.1
+    evoci run release/ --split test                 # a release folder's split (metadata/<split>.csv)
+    evoci curate REPO…                              # mine base → oracle pairs from repositories
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from evoci.cli_common import run_config, start_run
 from evoci.swe_ci.curation import CurateConfig
 
 _DEFAULTS = CurateConfig()
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """SWE-CI's options are the common ones (``evoci.cli_common.run_options``); its ``--split``
+    belongs to ``run`` alone, so the core's parser adds it there."""
+
+
+def resolve_split(args: argparse.Namespace, console) -> bool:
+    """With ``--split``, the dataset is a SWE-CI release folder and its split file becomes the dataset;
+    False (said on ``console``) when the release has no such split."""
+    if getattr(args, "split", None):
+        from evoci.errors import DatasetError
+        from evoci.swe_ci.releases import split_file
+
+        try:
+            args.dataset = str(split_file(Path(args.dataset), args.split).absolute())
+        except DatasetError as exc:
+            from rich.markup import escape
+
+            console.print(f"[red]{escape(str(exc))}[/]")
+            return False
+    return True
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """SWE-CI: every task of a dataset evolved through its CI iterations; then the scores."""
+    from evoci.report import console_for_output
+    from evoci.settings import Paths
+    from evoci.swe_ci.datasets import dataset_name, load_dataset
+
+    console = console_for_output()
+    if not resolve_split(args, console):
+        return 2
+    config = run_config(args, "swe-ci")
+    name = dataset_name(args.dataset)
+    load_dataset(args.dataset, Paths.of(args.home))  # an empty or missing dataset is refused before a run exists
+
+    def flow(run) -> list:
+        from evoci.flows.benchmark import benchmark
+
+        return benchmark(args.dataset, config, home=run.home, db=run.db,
+                         task_deployment=getattr(args, "task_deployment", None))
+
+    return start_run(args, config, name, console, flow, f"≤ {config.max_iterations} iterations")
 
 
 def cmd_curate(args: argparse.Namespace) -> int:
