@@ -283,7 +283,7 @@ def _remove_folder(parent: int, name: str) -> None:
 def _open_folder(parent: int, name: str) -> int:
     """Open the folder ``name`` of ``parent`` (never a link) so its entries can be listed and removed.
 
-    An agent runs as the harness's own user in the local sandbox, so it can take its folders'
+    An agent's commands run as the harness's own user in both sandboxes, so it can take its folders'
     permissions away (``chmod 000``, or ``555`` so nothing inside can be unlinked). For anyone but
     root that made the harness's scans and removals raise, an infrastructure error the agent
     caused: its task was retried and never scored. A folder the harness's user owns is given its
