@@ -123,6 +123,10 @@ def walk(root: Path) -> Iterator[tuple[str, str]]:
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         return
+    except PermissionError:  # the agent owns the tree's root as well (see _open_folder)
+        os.chmod(root, stat.S_IMODE(os.stat(root).st_mode) | stat.S_IRWXU)
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _owner_rwx(fd)
     try:
         levels = [("", _listing(fd), os.fstat(fd))]  # (prefix, entries still to yield, the folder's identity)
         while levels:
@@ -287,7 +291,8 @@ def _open_folder(parent: int, name: str) -> int:
     permissions away (``chmod 000``, or ``555`` so nothing inside can be unlinked). For anyone but
     root that made the harness's scans and removals raise, an infrastructure error the agent
     caused: its task was retried and never scored. A folder the harness's user owns is given its
-    owner's permissions back first (folder modes are not part of what is graded).
+    owner's permissions back first (folder modes are not part of what is graded); ``walk`` does
+    the same for the tree's root, which the agent owns as well.
     """
     try:
         fd = os.open(name, _DIR, dir_fd=parent)
@@ -298,6 +303,13 @@ def _open_folder(parent: int, name: str) -> int:
         finally:
             os.close(handle)
         fd = os.open(name, _DIR, dir_fd=parent)
+    _owner_rwx(fd)
+    return fd
+
+
+def _owner_rwx(fd: int) -> None:
+    """Give the open folder ``fd`` its owner's permissions back if the harness's user owns it (``fd`` is
+    closed if that fails)."""
     found = os.fstat(fd)
     if found.st_mode & stat.S_IRWXU != stat.S_IRWXU and found.st_uid == os.geteuid():
         try:
@@ -305,7 +317,6 @@ def _open_folder(parent: int, name: str) -> int:
         except BaseException:
             os.close(fd)
             raise
-    return fd
 
 
 def _folders_after_unlinking(fd: int) -> list[str]:

@@ -147,15 +147,17 @@ class Workspace:
         return [HARNESS_DIR]
 
     def purge_nested_git(self) -> list[str]:
-        """Delete every ``.git`` in the work tree (an agent's planted repository or git-dir link), and every
-        path longer than git can hold (``GIT_LONGEST_PATH``); return them. At any depth (``evoci.treefs``).
+        """Delete every ``.git`` in the work tree (an agent's planted repository or git-dir link), every
+        path longer than git can hold (``GIT_LONGEST_PATH``) and every special file; return them. At any depth (``evoci.treefs``).
 
         Every git command on the tree comes after this walk, so it also gives back what git must
         read: folders and files the agent made unreadable (``treefs.walk``, ``treefs.let_owner_read``)."""
         self._neutral_attributes()
         found = []
         for rel, kind in treefs.walk(self.path):
-            if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH:
+            # A FIFO or socket git never tracks, but git opens .gitignore/.gitattributes blocking:
+            # one named so held the node forever.
+            if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH or kind == "special":
                 treefs.remove(self.path, rel)  # a folder goes whole: the walk does not enter it
                 found.append(rel)
             elif kind == "file":

@@ -142,7 +142,8 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
         sandbox.cleanup()
     if requirement is None and outcome.status is AgentStatus.OK:
         outcome.status, outcome.message = AgentStatus.INVALID_OUTPUT, f"no {REQUIREMENT_FILE} was written"
-    discarded = sorted({*workspace.reclaim_harness_dir(), *workspace.changed_files()})  # .evoci made a link: gone
+    # First what git must not meet (a planted .git, special files, locked folders), then what git sees.
+    discarded = sorted({*workspace.purge_nested_git(), *workspace.reclaim_harness_dir(), *workspace.changed_files()})
     _keep(workspace, run, prepared, iteration)
     workspace.checkout(sha)  # the architect may change nothing but requirement.xml
     run_logger().info(

@@ -134,6 +134,7 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
         sandbox.cleanup()
     outcome.node_try, outcome.node_run = node_try, node_run
     tampered = sorted({*clear_harness_dir(workspace.path), *treefs.remove_leaving_links(workspace.path)})
+    workspace.purge_nested_git()  # before git looks: special files, locked folders (commit does it too)
     changed = workspace.changed_files()
     new_sha = workspace.commit(step, f"evoci: {probe.probe_id} step {step} ({outcome.status.value})\n\n{outcome.message}")
     run_logger().info("probe %s, attempt %d, step %d of %d: the agent ended %s — %d file(s) changed, in %.1f s",

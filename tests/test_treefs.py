@@ -124,6 +124,7 @@ LOCKED_OUT = textwrap.dedent("""
     os.chmod(root / "t/readonly", 0o555)
     os.chmod(root / "t/deep/a", 0o100)
 
+    os.chmod(root / "t", 0o000)  # the tree's root as well
     seen = {rel for rel, _ in treefs.walk(root / "t")}
     assert {"locked/inner/code.py", "readonly/code.py", "deep/a/b/code.py"} <= seen, seen
     assert treefs.remove_leaving_links(root / "t") == ["locked/inner/escape"]

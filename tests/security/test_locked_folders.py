@@ -38,7 +38,10 @@ open("src/calc/__init__.py", "a").write("# changed, then made unreadable\\n")
 os.chmod("src/calc/__init__.py", 0)  # a changed file git must hash
 open("unreadable.py", "w").write("y = 2\\n")
 os.chmod("unreadable.py", 0)  # a new file git must read to commit it
+os.mkfifo(".gitignore")  # git opens it blocking: the node waited forever
+os.mkfifo("src/.gitattributes")
 os.chmod("src", 0o555)  # nothing in the project's own folder can be removed
+os.chmod(".", 0o500)  # the tree's root too: nothing new could be made or removed there
 """
 SANDBOXES = ["local", pytest.param("docker", marks=pytest.mark.docker)]  # both run commands as the harness's user
 AS_NOT_ROOT = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"] if os.geteuid() == 0 else []
