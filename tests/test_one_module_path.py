@@ -43,3 +43,14 @@ def test_the_core_report_modules_import_no_protocol_at_module_level():
     core = ("report.py", "digest.py", "artifacts.py", "cli.py", "cli_common.py")
     offenders = [name for name in core if pattern.search((ROOT / "evoci" / name).read_text())]
     assert offenders == []
+
+
+def test_the_shared_core_imports_no_protocol_at_module_level():
+    """The core every protocol builds on (agents, sandboxes, gateway, grading, store, workspace)
+    imports no protocol's room: a fifth protocol must be able to use it without the other four."""
+    pattern = re.compile(r"^(from|import)\s+evoci\.(swe_ci|swe_evo|nitr|swe_bench_cl)(\.|\s)", re.MULTILINE)
+    shared = [*(ROOT / "evoci").glob("*.py"),
+              *(path for room in ("agents", "sandbox", "gateway", "grading", "store")
+                for path in (ROOT / "evoci" / room).rglob("*.py"))]  # fmt: skip
+    offenders = [str(path.relative_to(ROOT)) for path in shared if pattern.search(path.read_text(errors="replace"))]
+    assert offenders == []

@@ -18,7 +18,7 @@ import pytest
 from evoci.agents.base import NON_PASSED_DIR, REQUIREMENT_FILE, AgentContext, AgentStatus
 from evoci.agents.llm import LLMArchitect, LLMProgrammer, ModelConfig, make_chat_model, make_llm_agent
 from evoci.agents.requirement import validate_requirement
-from evoci.agents.scripted_demo import demo_agent_config, demo_script
+from evoci.swe_ci.scripted_demo import demo_agent_config, demo_script
 from evoci.demo_repo import load_history
 from evoci.domain import TaskSpec
 from evoci.sandbox.environment import BuiltEnvironment

@@ -17,7 +17,7 @@ import pytest
 from evoci.agents.cli_agent import check_installed, resolve
 from evoci.agents.install import PACKAGES, find, install_command
 from evoci.agents.scripted import ScriptedLLMServer
-from evoci.agents.scripted_cli import NITR_NOTE, cli_script
+from evoci.swe_ci.scripted_cli import NITR_NOTE, cli_script
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
 from evoci.swe_ci.demo import demo_task

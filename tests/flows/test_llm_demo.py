@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evoci.agents.scripted import ScriptedLLMServer
-from evoci.agents.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_script
+from evoci.swe_ci.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_script
 from evoci.domain import RunConfig
 from evoci.flows.evolve import evolve
 from evoci.swe_ci.demo import demo_task

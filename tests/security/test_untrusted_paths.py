@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from evoci.agents.scripted import ScriptedLLMServer, text, tool_call
-from evoci.agents.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_script
+from evoci.swe_ci.scripted_demo import DEMO_KEY_ENV, demo_agent_config, demo_script
 from evoci.domain import AgentConfig, RunConfig
 from evoci.flows.evolve import evolve
 from evoci.flows.nitr import nitr
