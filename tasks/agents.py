@@ -19,11 +19,11 @@ from evoci.logs import run_logger
 
 from evoci import treefs
 from evoci.agents import AgentContext, AgentOutcome, AgentStatus, Role, make_agent
-from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, ModelCall
+from evoci.agents.base import HARNESS_DIR, REQUIREMENT_FILE, ModelCall, discard_over_budget
 from evoci.agents.non_passed import write_non_passed
 from evoci.domain import TestReport
 from evoci.runtime import Prepared, RunContext, inject_fault
-from evoci.sandbox import open_sandbox
+from evoci.sandbox import budget, open_sandbox
 from evoci.workspace import Workspace
 from evoci.tasks.caching import agent_key
 from evoci.tasks.retry import NODE_OPTIONS
@@ -98,6 +98,7 @@ def _run_agent(role: Role, run: RunContext, prepared: Prepared, ctx: AgentContex
         while outcome.status is not AgentStatus.OK and len(earlier) + 1 < tries:
             earlier.append(outcome)
             fresh()  # type: ignore[misc]
+            budget.forget(ctx.sandbox)  # what went over was just removed with the rest
             outcome = make_agent(role, config).run(ctx)
     except Exception as exc:
         partial = getattr(exc, "outcome", None)
@@ -140,6 +141,8 @@ def architect_task(prepared: Prepared, run: RunContext, iteration: int, sha: str
             requirement = None
     finally:
         sandbox.cleanup()
+    if discard_over_budget(outcome, sandbox, lambda: workspace.checkout(sha)):
+        requirement = None
     if requirement is None and outcome.status is AgentStatus.OK:
         outcome.status, outcome.message = AgentStatus.INVALID_OUTPUT, f"no {REQUIREMENT_FILE} was written"
     # First what git must not meet (a planted .git, special files, locked folders), then what git sees.
@@ -177,6 +180,7 @@ def programmer_task(prepared: Prepared, run: RunContext, iteration: int, sha: st
                                  fresh)
         finally:
             sandbox.cleanup()
+        discard_over_budget(outcome, sandbox, lambda: workspace.checkout(sha))
         inject_fault(run.home, "programmer-paid", iteration)  # a node that fails after its model calls were paid
     planted = workspace.purge_nested_git()  # a .git anywhere in the tree: git config, hooks, links
     planted += workspace.reclaim_harness_dir()  # .evoci made a link or a file: removed, never committed

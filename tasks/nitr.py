@@ -18,7 +18,7 @@ from prefect.context import TaskRunContext
 from pydantic import BaseModel
 
 from evoci import treefs
-from evoci.agents.base import AgentOutcome
+from evoci.agents.base import AgentOutcome, discard_over_budget
 from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.logs import run_logger
 from evoci.nitr.agents import StepContext, clear_harness_dir, make_step_agent
@@ -132,6 +132,7 @@ def nitr_step_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str)
         raise
     finally:
         sandbox.cleanup()
+    discard_over_budget(outcome, sandbox, lambda: workspace.checkout(sha))
     outcome.node_try, outcome.node_run = node_try, node_run
     tampered = sorted({*clear_harness_dir(workspace.path), *treefs.remove_leaving_links(workspace.path)})
     workspace.purge_nested_git()  # before git looks: special files, locked folders (commit does it too)

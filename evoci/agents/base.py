@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evoci.domain import TaskSpec
+from evoci.sandbox import budget
 from evoci.sandbox.base import Sandbox
 
 # Where the harness puts the architect's inputs and reads its output, relative to the
@@ -37,7 +38,7 @@ class AgentStatus(StrEnum):
     """How an attempt ended. Every value is scored; none is retried by the harness."""
 
     OK = "ok"
-    LIMIT = "limit"  # a step, token, cost or wall-clock limit ended the attempt
+    LIMIT = "limit"  # a step, token, cost, wall-clock or workspace-size limit ended the attempt
     INVALID_OUTPUT = "invalid_output"  # e.g. no valid requirement.xml after the allowed re-asks
     MODEL_ERROR = "model_error"  # refusal, context overflow, or API errors after retries
 
@@ -101,3 +102,17 @@ class Agent(Protocol):
     def run(self, ctx: AgentContext) -> AgentOutcome:
         """Do one iteration's work in ``ctx.sandbox``; return what happened."""
         ...
+
+
+def discard_over_budget(outcome: AgentOutcome, sandbox: Sandbox, restore: Callable[[], None]) -> bool:
+    """When a command of the attempt wrote more into the workspace than its budget allows
+    (``evoci.sandbox.budget``): ``restore`` puts the workspace back to the attempt's input, so nothing
+    it wrote is committed, scanned or graded, and the attempt ends ``limit``, saying so. The run goes
+    on: the input is graded as usual. Returns whether it did.
+    """
+    allowance = budget.overrun(sandbox)
+    if allowance is None:
+        return False
+    restore()
+    outcome.status, outcome.message = AgentStatus.LIMIT, budget.discarded(allowance)
+    return True

@@ -140,7 +140,9 @@ class CommandAgent:
         else:
             result = sandbox.exec(argv, env={**sandbox_env(), **env}, timeout=cfg.timeout_s, gateway=gw.endpoint, **mounts)
         scrub = _scrubber(secrets.values())
-        if result.timed_out:
+        if result.over_budget:  # the node discards its work (``discard_over_budget``)
+            status, message = AgentStatus.LIMIT, "the command wrote more into the workspace than its budget allows"
+        elif result.timed_out:
             status, message = AgentStatus.LIMIT, f"the command timed out after {cfg.timeout_s:g} s"
         elif result.exit_code != 0:
             status, message = AgentStatus.MODEL_ERROR, f"the command exited with code {result.exit_code}"
@@ -152,12 +154,12 @@ class CommandAgent:
             model=self.model or self.name,
             provider="command",
             latency_s=result.duration_s,
-            finish_reason="timeout" if result.timed_out else f"exit {result.exit_code}",
+            finish_reason="over budget" if result.over_budget else "timeout" if result.timed_out else f"exit {result.exit_code}",
             error=None if result.ok else scrub(f"{message}: {result.stderr[-500:]}"),
         )
         step: dict[str, Any] = {
             "role": "command", "argv": [scrub(a) for a in argv], "exit_code": result.exit_code,
-            "timed_out": result.timed_out, "duration_s": result.duration_s,
+            "timed_out": result.timed_out, "over_budget": result.over_budget, "duration_s": result.duration_s,
             "stdout_tail": scrub(result.stdout[-TAIL_CHARS:]), "stderr_tail": scrub(result.stderr[-TAIL_CHARS:]),
         }  # fmt: skip
         if preset:

@@ -27,7 +27,8 @@ REPORT_DIR_BYTES = 256 * 1024 * 1024
 
 @dataclass(frozen=True)
 class ExecResult:
-    """What a command did. ``exit_code`` is None when it was killed at the timeout."""
+    """What a command did. ``exit_code`` is None when it was killed at the timeout or for going over
+    its workspace budget (``evoci.sandbox.budget``)."""
 
     exit_code: int | None
     stdout: str
@@ -35,10 +36,11 @@ class ExecResult:
     duration_s: float
     timed_out: bool = False
     truncated: bool = False  # stdout or stderr went over the output limit
+    over_budget: bool = False  # it wrote more into the workspace than its budget allows (and was killed)
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.over_budget
 
 
 @runtime_checkable

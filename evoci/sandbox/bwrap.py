@@ -36,6 +36,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.errors import InputError
+from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES
 from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES
 
 SANDBOX_ROOT = "/workspace"
@@ -69,6 +70,9 @@ class BwrapOptions(BaseModel):
     """Size of the tmpfs at /tmp and of the one at HOME."""
     tree_bytes: int = Field(4 * GIB, gt=0)
     """Size of the tmpfs an ephemeral root is copied into."""
+    workspace_growth_bytes: int = Field(DEFAULT_GROWTH_BYTES, gt=0)
+    """How much a command may add to a workspace that is a host folder (an agent's): its disk usage
+    when the command started plus this. Beyond it the command is killed (``evoci.sandbox.budget``)."""
     ro_paths: tuple[str, ...] = ()
     """Extra host folders made visible read-only at their own paths: an agent CLI's installation.
     Never a folder that holds the workspace, a home or evoci's home (refused)."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from evoci.errors import SandboxError
 from evoci.sandbox import bwrap
 from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, read_inside, resolve_inside, write_inside
+from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES, DiskWatch
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
 from evoci.sandbox.scrub import scrubbed_env
@@ -60,6 +61,8 @@ class LocalSandbox:
         self.isolation = isolation
         self.ephemeral = ephemeral  # isolated only: what commands write never reaches the host
         self._shared = dict(shared or {})  # place in the workspace -> host folder, read-only
+        self.growth = isolation.workspace_growth_bytes if isolation else DEFAULT_GROWTH_BYTES
+        self.budget_overrun: int | None = None  # the growth a command went over (``evoci.sandbox.budget``)
         if self.isolation is None:
             self._link_shared()
 
@@ -96,7 +99,8 @@ class LocalSandbox:
         if self.isolation is None:
             if gateway is not None:
                 raise SandboxError("the model gateway needs an isolated sandbox (local or docker), not host")
-            return run_process(cmd, cwd=where, env=self._host_env(env), timeout=timeout, output_limit=output_limit)
+            return self._noted(run_process(cmd, cwd=where, env=self._host_env(env), timeout=timeout,
+                                           output_limit=output_limit, budget=self._watch()))
         sandbox_env = self._isolated_env(env)
         for path in (*self.isolation.ro_paths, *installs):
             bwrap.refuse_install(Path(path), self._workspace)
@@ -113,8 +117,17 @@ class LocalSandbox:
             gateway_dir=gateway.host_dir if gateway else None, shared=self._shared,
         )
         with bwrap.pids_cgroup(self.isolation.pids) as prefix:
-            return run_process([*prefix, *argv], cwd=self._workspace, env={"PATH": _SYSTEM_PATH},
-                               timeout=timeout, output_limit=output_limit)
+            return self._noted(run_process([*prefix, *argv], cwd=self._workspace, env={"PATH": _SYSTEM_PATH},
+                                           timeout=timeout, output_limit=output_limit, budget=self._watch()))
+
+    def _watch(self) -> DiskWatch | None:
+        """A watch on the workspace's size, unless nothing a command writes reaches it (ephemeral)."""
+        return None if self.isolation and self.ephemeral else DiskWatch(self._workspace, self.growth)
+
+    def _noted(self, result: ExecResult) -> ExecResult:
+        if result.over_budget:
+            self.budget_overrun = self.growth
+        return result
 
     def _link_shared(self) -> None:
         """No isolation, no mounts: each shared place becomes a link to its folder (the host sandbox

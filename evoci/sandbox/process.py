@@ -11,6 +11,9 @@ half, joined by a line saying how many bytes were dropped. Two threads drain the
 as the command writes, so memory stays bounded however much it prints, and a command
 that fills one pipe while we read the other cannot deadlock.
 
+With a ``budget`` (``evoci.sandbox.budget.DiskWatch``), the process group is killed as soon as
+the workspace grows past it, and the result says ``over_budget``.
+
 Together with the Docker sandbox, this is the only module that imports ``subprocess``.
 """
 
@@ -28,6 +31,7 @@ from pathlib import Path
 from evoci import interrupt
 from evoci.errors import SandboxError
 from evoci.sandbox.base import ExecResult
+from evoci.sandbox.budget import DiskWatch
 
 # Seconds between SIGTERM and SIGKILL when a command is killed at its timeout.
 KILL_GRACE_S = 1.0
@@ -85,8 +89,10 @@ def run_process(
     env: Mapping[str, str],
     timeout: float,
     output_limit: int,
+    budget: DiskWatch | None = None,
 ) -> ExecResult:
-    """Run ``cmd`` in ``cwd`` with exactly ``env``; kill its process group at ``timeout`` seconds."""
+    """Run ``cmd`` in ``cwd`` with exactly ``env``; kill its process group at ``timeout`` seconds, or as
+    soon as ``budget`` (made before the call: it measures the workspace first) is exceeded."""
     if not cmd:
         raise ValueError("run_process needs a command, got an empty list")
     interrupt.check()  # a signal asked evoci to stop: start nothing new
@@ -116,6 +122,8 @@ def run_process(
         reader = threading.Thread(target=capture.drain, args=(fd,), daemon=True)
         reader.start()
         readers.append(reader)
+    if budget is not None:
+        budget.start(lambda: _signal_group(proc.pid, signal.SIGKILL))
 
     timed_out = not _wait_exited(proc.pid, timeout)
     if timed_out:
@@ -124,6 +132,8 @@ def run_process(
     # The leader is a zombie until proc.wait() below, so its group id cannot be reused yet:
     # killing the group here reaches exactly the processes this command started.
     _signal_group(proc.pid, signal.SIGKILL)
+    # Before the leader is reaped: the watch must never signal a group id that could be reused.
+    over_budget = budget is not None and budget.stop()
     exit_code = proc.wait()
     interrupt.ended(proc.pid)
     for reader in readers:
@@ -132,12 +142,13 @@ def run_process(
 
     out, err = captures
     return ExecResult(
-        exit_code=None if timed_out else exit_code,
+        exit_code=None if timed_out or over_budget else exit_code,
         stdout=out.text(),
-        stderr=err.text(),
+        stderr=err.text() + (budget.note() if over_budget else ""),  # type: ignore[union-attr]
         duration_s=time.monotonic() - started,
         timed_out=timed_out,
         truncated=bool(out.dropped or err.dropped),
+        over_budget=over_budget,
     )
 
 

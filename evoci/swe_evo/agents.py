@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import git
 
-from evoci.agents.base import AgentContext, AgentOutcome, AgentStatus, Role
+from evoci.agents.base import AgentContext, AgentOutcome, AgentStatus, Role, discard_over_budget
 from evoci.agents.command import CommandAgent
 from evoci.domain import AgentConfig, TaskSpec
 from evoci.errors import InputError
@@ -99,6 +99,7 @@ def run_workspace_agent(config: AgentConfig, task: TaskSpec, requirement: str, s
     else:
         agent = _llm(config, system_prompt)
     outcome = agent.run(ctx)
+    discard_over_budget(outcome, sandbox, lambda: workspace.checkout(start_sha))
     sha = workspace.commit(1, f"evoci: the agent's prediction ({outcome.status.value})")
     patch = workspace.repo.git.diff("--binary", start_sha, sha)
     return Prediction(patch + "\n" if patch else "", outcome)

@@ -22,6 +22,7 @@ import pytest
 from evoci import treefs
 from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.evolve import evolve
+from evoci.sandbox.budget import disk_usage
 from evoci.swe_ci.demo import demo_task
 from tests.swe_ci.demo.expected import PASSING_WITH_ORACLE_TESTS
 from tests.flows.helpers import query
@@ -32,10 +33,12 @@ from tests.security.attacks import ATTACKS, Attack
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
 
 BASE = PASSING_WITH_ORACLE_TESTS[0]  # 23: the base's honest count
-# Small limits, so a disk-fill attack fills them in a moment (tmpfs is memory).
+# Small limits, so a disk-fill attack fills them in a moment (tmpfs is memory, the workspace a host folder).
+BUDGET = 64 * 2**20
 OPTIONS = {
-    "local": {"tree_bytes": 256 * 2**20, "tmp_bytes": 64 * 2**20, "file_size_bytes": 64 * 2**20},
-    "docker": {"tree_bytes": 256 * 2**20, "tmp_bytes": 64 * 2**20},
+    "local": {"tree_bytes": 256 * 2**20, "tmp_bytes": 64 * 2**20, "file_size_bytes": 64 * 2**20,
+              "workspace_growth_bytes": BUDGET},
+    "docker": {"tree_bytes": 256 * 2**20, "tmp_bytes": 64 * 2**20, "workspace_growth_bytes": BUDGET},
 }
 SANDBOXES = ["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.heavy])]
 
@@ -151,6 +154,17 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
         assert any(says in f for f in flags), (says, flags)
     for path in attack.tampered_says:
         assert path in (tampered or []), (path, tampered)
+    if attack.agent_says:
+        [(agent_status, message)] = query(
+            db, "select status, message from trajectories where run_id = ? and iteration = 1 and role = 'programmer'",
+            [config.run_id])
+        assert agent_status == "limit" and attack.agent_says in message, (agent_status, message)
+    if attack.absent:
+        workspace = Workspace(lab["home"] / "runs" / summary.run_id / "demo" / "workspace")
+        committed = set(workspace.repo.git.ls_tree("-r", "--name-only", "HEAD").splitlines())
+        for path in attack.absent:
+            assert path not in committed and not (workspace.path / path).exists(), path
+        assert disk_usage(workspace.path) < BUDGET, "what the agent wrote is still on the host's disk"
 
     # Nothing reached the host, the network or a secret.
     assert not marker.exists(), "a command written in the workspace ran on the host"

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES
 from evoci.sandbox.docker.errors import InvalidDockerOptions
 
 DEFAULT_BASE_IMAGE = "evoci/base:bookworm"
@@ -36,6 +37,11 @@ class DockerOptions(BaseModel):
     pids_limit: int = Field(512, ge=16, description="Most processes and threads a container may hold (fork bombs stop here).")
     tree_bytes: int = Field(4 * 1024**3, gt=0, description="Size of the tmpfs a test run's grading tree is copied into.")
     tmp_bytes: int = Field(1024**3, gt=0, description="Size of the tmpfs at /tmp (also HOME) in every container.")
+    workspace_growth_bytes: int = Field(
+        DEFAULT_GROWTH_BYTES, gt=0,
+        description="How much a command may add to the bind-mounted workspace (an agent's): its disk usage when "
+        "the command started plus this. Beyond it the container is killed (evoci.sandbox.budget).",
+    )
     network: str = Field(
         "none",
         description="Network of agent and test containers: 'none', the only value (an agent reaches its model "

@@ -43,6 +43,7 @@ import docker.errors
 import requests
 
 from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, ExecResult, read_inside, resolve_inside, write_inside
+from evoci.sandbox.budget import DiskWatch
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
 from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
@@ -95,6 +96,7 @@ class DockerSandbox:
         self._user = user or f"{os.getuid()}:{os.getgid()}"
         self._base_env = dict(base_env) if base_env is not None else None
         self._mine: set[str] = set()
+        self.budget_overrun: int | None = None  # the growth a command went over (``evoci.sandbox.budget``)
 
     @property
     def workspace(self) -> Path:
@@ -158,31 +160,51 @@ class DockerSandbox:
         started = time.monotonic()
         out, err = BoundedCapture(limit), BoundedCapture(limit)
         container_id = None
+        # The workspace is a host folder unless ephemeral: its growth is watched while the container runs.
+        watch = None if self.ephemeral else DiskWatch(self._workspace, self.options.workspace_growth_bytes)
+        over_budget = False
         try:
             container = self._create(cmd, workdir, env, gateway, installs)
             container_id = container.id
             reader = self._attach(container, out, err)
             self._engine("start the container", container.start)
+            if watch is not None:
+                watch.start(lambda: self._kill(container))
             exit_code, timed_out = self._wait(container, timeout, started)
+            over_budget = watch is not None and watch.stop()
             oom = False
             if not timed_out:
                 self._engine("inspect the container", container.reload)
                 oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
             reader.join(_DRAIN_WAIT_S)
         finally:
+            if watch is not None:
+                watch.stop()
             if container_id is not None:
                 self._remove(container_id)
         stderr = err.text()
+        if over_budget:
+            self.budget_overrun = self.options.workspace_growth_bytes
+            stderr += watch.note()  # type: ignore[union-attr]
         if oom:  # the exit code stays the command's own (137 when the OOM killer hit it, not a child)
             stderr += f"\n[evoci: the engine's OOM killer ran at the memory limit {self.options.memory}]\n"
         return ExecResult(
-            exit_code=None if timed_out else exit_code,
+            exit_code=None if timed_out or over_budget else exit_code,
             stdout=out.text(),
             stderr=stderr,
             duration_s=time.monotonic() - started,
             timed_out=timed_out,
             truncated=bool(out.dropped or err.dropped),
+            over_budget=over_budget,
         )
+
+    @staticmethod
+    def _kill(container) -> None:
+        """Kill ``container`` from the disk watch's thread (it may have ended on its own just now)."""
+        try:
+            container.kill()
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            log.debug("could not kill %s over its workspace budget: %s", container.short_id, exc)
 
     def _create(self, cmd: list[str], workdir: str, env: dict[str, str], gateway: GatewayEndpoint | None = None,
                 installs: tuple[str, ...] = ()):

@@ -1,0 +1,169 @@
+"""The workspace budget: how much a command may add to a workspace that is a host folder.
+
+An agent's commands write straight into the task's workspace (bind-mounted, in both sandboxes),
+so the disk that holds evoci's home is theirs to fill: per-file and tmpfs caps do not bound the
+sum. While a command runs on a workspace that is not ephemeral, ``DiskWatch`` measures the
+workspace's disk usage (``st_blocks`` of every entry, links never followed) and kills the command
+as soon as it exceeds its budget: the usage when the command started plus an allowance
+(``workspace_growth_bytes``, a sandbox option). A last measurement when the command ends catches
+a command that finished between two polls.
+
+The bound, honestly: the workspace holds at most budget + what the command writes during one
+poll interval and one walk. The interval adapts to the tree (``INTERVAL_FACTOR`` times the last
+walk's duration, at least ``MIN_INTERVAL_S``), so polling costs a small share of one core however
+big the repository is; on a tree of a few thousand files a walk takes milliseconds. Not counted:
+a file the command deleted while still holding it open (its space is freed when the command is
+killed, at its timeout at the latest; each such file is capped by the local sandbox's
+``file_size_bytes``).
+
+What happens to an agent that went over is the node's business (the work is discarded, the
+outcome is the agent's ``limit``): ``overrun`` tells it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from evoci import treefs
+
+GIB = 1024**3
+DEFAULT_GROWTH_BYTES = 2 * GIB
+MIN_INTERVAL_S = 0.05
+INTERVAL_FACTOR = 5.0  # sleep five walks between two walks: polling takes at most a sixth of one core
+
+
+def disk_usage(root: Path, stop_above: int | None = None) -> int:
+    """Bytes the tree at ``root`` occupies on disk (``st_blocks`` × 512, links never followed).
+
+    Any depth, one descriptor per walk (``evoci.treefs``'s way: down by name, up through ``..``);
+    a folder the command locked is given its owner's permissions back. Entries that vanish while
+    the walk runs are skipped; a folder moved under the walk ends it with what was counted (the
+    measurement when the command ends sees the tree at rest). ``stop_above``: stop as soon as the
+    sum exceeds it (the caller only needs to know that).
+    """
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    total = os.fstat(fd).st_blocks * 512
+    try:
+        levels = [(_sizes(fd), os.fstat(fd))]  # (subfolders still to enter, the folder's identity)
+        total += levels[0][0][1]
+        while levels and (stop_above is None or total <= stop_above):
+            pending, _ = levels[-1]
+            if not pending[0]:
+                levels.pop()
+                if levels:
+                    fd = treefs._climb(fd, levels[-1][1])  # pylint: disable=protected-access
+                continue
+            name = pending[0].pop()
+            try:
+                inner = treefs._open_folder(fd, name)  # pylint: disable=protected-access
+            except OSError:  # removed, replaced by a link or a file since it was listed
+                continue
+            os.close(fd)
+            fd = inner
+            found = _sizes(fd)
+            total += os.fstat(fd).st_blocks * 512 + found[1]
+            levels.append((found, os.fstat(fd)))
+    except OSError:  # a folder was moved while the command ran: what was counted stands
+        pass
+    finally:
+        os.close(fd)
+    return total
+
+
+def _sizes(fd: int) -> tuple[list[str], int]:
+    """The subfolders of the open folder ``fd`` and the bytes its other entries occupy."""
+    folders, blocks = [], 0
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    blocks += entry.stat(follow_symlinks=False).st_blocks
+            except OSError:  # gone since the listing
+                continue
+    return folders, blocks * 512
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it whole or one decimal (2 GiB, 64 MiB)."""
+    for unit, scale in (("GiB", GIB), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} bytes"
+
+
+class DiskWatch:
+    """Kill a command when its workspace grows past ``allowance`` bytes (see the module docstring).
+
+    Made before the command starts (it measures the workspace then); ``start(kill)`` once the
+    command runs; ``stop()`` when it ended, which measures once more. ``exceeded`` says whether
+    the budget was passed.
+    """
+
+    def __init__(self, root: Path, allowance: int):
+        self.root = Path(root)
+        self.allowance = allowance
+        started = time.monotonic()
+        self.limit = disk_usage(self.root) + allowance
+        self._interval = _interval(time.monotonic() - started)
+        self.exceeded = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, kill: Callable[[], None]) -> None:
+        self._thread = threading.Thread(target=self._watch, args=(kill,), name="evoci-disk-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self, kill: Callable[[], None]) -> None:
+        while not self._done.wait(self._interval):
+            started = time.monotonic()
+            if disk_usage(self.root, stop_above=self.limit) > self.limit:
+                self.exceeded = True
+                kill()
+                return
+            self._interval = _interval(time.monotonic() - started)
+
+    def stop(self) -> bool:
+        """Stop watching; True when the workspace went over its budget (now or while the command ran).
+        Idempotent: only the first call measures."""
+        if self._done.is_set():
+            return self.exceeded
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        if not self.exceeded and disk_usage(self.root, stop_above=self.limit) > self.limit:
+            self.exceeded = True
+        return self.exceeded
+
+    def note(self) -> str:
+        """What the command's stderr gains when it went over."""
+        return (f"\n[evoci: the command wrote more than {size_text(self.allowance)} into the workspace "
+                "(workspace_growth_bytes) and was killed]\n")
+
+
+def _interval(walk_s: float) -> float:
+    return max(MIN_INTERVAL_S, INTERVAL_FACTOR * walk_s)
+
+
+def overrun(sandbox: object) -> int | None:
+    """The allowance a command of ``sandbox`` went over since it was opened (or ``forget``), else None."""
+    return getattr(sandbox, "budget_overrun", None)
+
+
+def forget(sandbox: object) -> None:
+    """The workspace was put back (a fresh attempt): earlier overruns no longer concern it."""
+    if hasattr(sandbox, "budget_overrun"):
+        sandbox.budget_overrun = None  # type: ignore[attr-defined]
+
+
+def discarded(allowance: int) -> str:
+    """The agent's outcome message when its work was discarded for going over the budget."""
+    return f"the agent wrote more than {size_text(allowance)} into the workspace; its work was discarded"

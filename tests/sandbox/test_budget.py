@@ -1,0 +1,86 @@
+"""The workspace budget: a command that writes past it is killed and says so; what was there does not count."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+from evoci import treefs
+from evoci.sandbox.budget import DiskWatch, disk_usage
+from evoci.sandbox.process import run_process
+
+ENV = {"PATH": os.environ["PATH"]}
+MIB = 1024**2
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", textwrap.dedent(code)]
+
+
+def run(workspace, code: str, allowance: int):
+    return run_process(py(code), cwd=workspace, env=ENV, timeout=300, output_limit=10_000,
+                       budget=DiskWatch(workspace, allowance))
+
+
+def test_a_command_that_keeps_writing_is_killed_soon_after_its_budget(tmp_path):
+    # It would write 2 GiB and then say so; the budget is 16 MiB.
+    result = run(tmp_path, """
+        import os
+        chunk = os.urandom(1 << 20)
+        for i in range(2048):
+            with open(f"fill-{i}", "wb") as f:
+                f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+        print("wrote it all")
+    """, 16 * MIB)
+    assert result.over_budget and result.exit_code is None and not result.ok
+    assert "wrote it all" not in result.stdout
+    assert "wrote more than 16 MiB into the workspace" in result.stderr
+    assert disk_usage(tmp_path) < 1024 * MIB  # stopped long before the end, not at it
+
+
+def test_a_command_that_ends_over_budget_between_two_looks_is_caught_at_its_end(tmp_path):
+    result = run(tmp_path, """
+        import os
+        with open("big", "wb") as f:
+            f.write(os.urandom(24 << 20))
+    """, 16 * MIB)
+    assert result.over_budget and result.exit_code is None
+
+
+def test_what_the_workspace_held_before_does_not_count(tmp_path):
+    (tmp_path / "repo.bin").write_bytes(os.urandom(32 * MIB))  # more than the budget, already there
+    result = run(tmp_path, """
+        import os
+        with open("small", "wb") as f:
+            f.write(os.urandom(4 << 20))
+    """, 16 * MIB)
+    assert result.ok and not result.over_budget
+    assert (tmp_path / "small").stat().st_size == 4 * MIB
+
+
+def test_usage_follows_no_link_and_counts_folders_past_the_longest_path(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "big").write_bytes(os.urandom(8 * MIB))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link").symlink_to(outside)
+    (tree / "file-link").symlink_to(outside / "big")
+    assert disk_usage(tree) < MIB
+    fd = os.open(tree, os.O_RDONLY)
+    for _ in range(3000):  # "d/" × 3000: past PATH_MAX, where no whole path names the file
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    out = os.open("deep", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(out, os.urandom(8 * MIB))
+    os.close(out)
+    os.close(fd)
+    try:
+        assert disk_usage(tree) > 8 * MIB
+    finally:
+        treefs.clear(tree)  # deeper than pytest's own clean-up of old temporary folders can remove
