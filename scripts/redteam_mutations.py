@@ -282,6 +282,18 @@ MUTATIONS = [
         (LOCKED,),
     ),
     Mutation(
+        "workspace_not_watched", "agent filling the host disk", "evoci/sandbox/local.py",
+        "return None if self.isolation and self.ephemeral else DiskWatch(self._workspace, self.growth)",
+        "return None",
+        ("agent_disk_fill",),
+    ),
+    Mutation(
+        "over_budget_work_kept", "agent filling the host disk", "evoci/agents/base.py",
+        "    restore()\n    outcome.status, outcome.message = AgentStatus.LIMIT",
+        "    outcome.status, outcome.message = AgentStatus.LIMIT",
+        ("agent_disk_fill",),
+    ),
+    Mutation(
         "git_attributes_obeyed", "how the harness's git reads the tree (.gitattributes)", "evoci/workspace.py",
         "        self._neutral_attributes()\n        found = []\n", "        found = []\n",
         ("git_attributes",),
