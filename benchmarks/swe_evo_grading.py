@@ -32,12 +32,11 @@ from pathlib import Path
 import git
 
 from evoci.domain import SandboxConfig
-from evoci.sandbox import open_sandbox
 from evoci.sandbox.environment import LocalEnvironments, resolve_environment
 from evoci.settings import Paths
 from evoci.swe_evo.demo import build_swe_evo_demo
 from evoci.swe_evo.loader import load_swe_evo
-from evoci.swebench.grade import GradeRequest, grade
+from evoci.swebench.grade import GradeRequest, grade, grading_sandbox
 
 
 def main() -> None:
@@ -67,7 +66,7 @@ def main() -> None:
         graded, bare = [], []
         for _ in range(args.repeats):
             start = time.monotonic()
-            result = grade(request, source, tree, lambda root: open_sandbox(SandboxConfig(), root, environment, paths))
+            result = grade(request, source, tree, grading_sandbox(SandboxConfig(), environment, paths))
             graded.append(time.monotonic() - start)
             assert all(o == "passed" for o in result.outcomes.values()), result.output_tail
             start = time.monotonic()
@@ -107,7 +106,7 @@ def real_instance(args) -> None:
     graded, bare = [], []
     for _ in range(args.repeats):
         start = time.monotonic()
-        result = grade(request, source, tree, lambda root: open_sandbox(SandboxConfig(), root, environment, paths))
+        result = grade(request, source, tree, grading_sandbox(SandboxConfig(), environment, paths))
         graded.append(time.monotonic() - start)
         assert all(o in ("passed", "xfailed") for o in result.outcomes.values()), result.output_tail
         start = time.monotonic()

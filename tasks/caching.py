@@ -13,6 +13,7 @@ from typing import Any
 from prefect.context import TaskRunContext
 
 from evoci.swe_ci.quality import QUALITY_VERSION, tool_versions
+from evoci.swebench.grade import LAYOUT as SWEBENCH_LAYOUT
 
 
 def _key(*parts: Any) -> str:
@@ -78,12 +79,13 @@ def evo_prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
 
 
 def evo_validate_key(context: TaskRunContext, args: dict[str, Any]) -> str:
-    """Kept across runs of one home: the same record, environment spec, environment, timeout and sandbox
-    were proven once. A failed validation raises, so nothing is kept and a re-run validates again."""
+    """Kept across runs of one home: the same record, environment spec, environment, timeout, sandbox and
+    layout (where and as whom the tests run) were proven once. A failed validation raises, so nothing is kept and a re-run validates again."""
     run, prepared = args["run"], args["prepared"]
     instance = prepared.instance
     return _key("evo-validate", instance.instance_id, instance.record_hash, instance.spec.content_hash if instance.spec else "",
-                prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json())
+                prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json(),
+                SWEBENCH_LAYOUT.identity)
 
 
 def evo_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
@@ -94,12 +96,13 @@ def evo_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
 
 
 def evo_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
-    """Invalidated by a different run, record, patch (its hash), environment, timeout or sandbox config."""
+    """Invalidated by a different run, record, patch (its hash), environment, timeout, sandbox config or layout."""
     run, prepared, patch = args["run"], args["prepared"], args["patch"]
     digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
     spec = prepared.instance.spec.content_hash if prepared.instance.spec else ""
     return _key("evo-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, digest, spec,
-                prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json())
+                prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json(),
+                SWEBENCH_LAYOUT.identity)
 
 
 def evo_judge_key(context: TaskRunContext, args: dict[str, Any]) -> str:

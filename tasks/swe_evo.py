@@ -28,7 +28,7 @@ from evoci.swe_evo.predictions import load_predictions
 from evoci.swe_evo.repos import open_repository
 from evoci.errors import EnvironmentInvalid
 from evoci.swebench.command import official_command
-from evoci.swebench.grade import Grade, GradeRequest, grade
+from evoci.swebench.grade import Grade, GradeRequest, grade, grading_sandbox
 from evoci.swebench.validate import Validation, judge_base, test_file
 from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key, evo_validate_key
 from evoci.tasks.retry import NODE_OPTIONS
@@ -110,7 +110,7 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
     request = request.model_copy(update={"base_only": True, "targets": [*request.targets, *files]})
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation"
     result = grade(request, git.Repo(prepared.repo), tree,
-                   lambda root: open_sandbox(run.config.sandbox, root, prepared.environment, run.paths))
+                   grading_sandbox(run.config.sandbox, prepared.environment, run.paths))
     verdict = judge_base(result, instance.p2p, prepared.environment.content_hash)
     if not verdict.ok:
         spec = f"the spec {instance.repo} {instance.spec_key}" if instance.spec else "an environment spec (--environments FILE)"
@@ -144,7 +144,7 @@ def evo_grade_task(prepared: EvoPrepared, run: RunContext, patch: str | None) ->
     request = grade_request(instance, prepared, patch, run.config.test_timeout_s)
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "grading"
     result = grade(request, git.Repo(prepared.repo), tree,
-                   lambda root: open_sandbox(run.config.sandbox, root, prepared.environment, run.paths))
+                   grading_sandbox(run.config.sandbox, prepared.environment, run.paths))
     passed = sum(1 for o in result.outcomes.values() if o == "passed")
     run_logger().info("instance %s: graded %s — %d of %d target tests passed in %.1f s%s", instance.instance_id,
                       result.status, passed, len(result.outcomes), result.duration_s,

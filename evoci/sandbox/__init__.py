@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.errors import InputError
 from evoci.sandbox import bwrap
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, ExecResult, Sandbox, resolve_inside
+from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, WORKSPACE, ExecResult, Layout, Sandbox, resolve_inside
 from evoci.sandbox.environment import BuiltEnvironment, LocalEnvironments, resolve_environment
 from evoci.sandbox.local import LocalSandbox
 from evoci.sandbox.process import run_process
@@ -52,7 +52,7 @@ UNAVAILABLE_HINT = ("use --sandbox docker, or install bubblewrap (Debian: apt-ge
 
 
 def _open_local(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                *, ephemeral: bool, shared: dict[str, Path]) -> Sandbox:
+                *, ephemeral: bool, shared: dict[str, Path], layout: Layout) -> Sandbox:
     reason = bwrap.available()
     if reason:
         raise InputError(f"the local sandbox cannot isolate commands: {reason} — {UNAVAILABLE_HINT}")
@@ -67,33 +67,36 @@ def _open_local(config: SandboxConfig, workspace: Path, environment: Environment
         raise InputError(f"bad local sandbox option: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']} — "
                          f"the options are: {names}") from None
     return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), isolation=options,
-                        ephemeral=ephemeral, shared=shared)
+                        ephemeral=ephemeral, shared=shared, layout=layout)
 
 
 def _open_host(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-               *, ephemeral: bool, shared: dict[str, Path]) -> Sandbox:
-    return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), shared=shared)
+               *, ephemeral: bool, shared: dict[str, Path], layout: Layout) -> Sandbox:
+    return LocalSandbox(workspace, LocalEnvironments(paths.envs).ensure(environment), shared=shared, layout=layout)
 
 
 def _open_docker(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                 *, ephemeral: bool, shared: dict[str, Path]) -> Sandbox:
+                 *, ephemeral: bool, shared: dict[str, Path], layout: Layout) -> Sandbox:
     from evoci.sandbox.docker import open_docker_sandbox
 
-    return open_docker_sandbox(config, workspace, environment, paths, ephemeral=ephemeral, shared=shared)
+    return open_docker_sandbox(config, workspace, environment, paths, ephemeral=ephemeral, shared=shared, layout=layout)
 
 
 SANDBOXES: dict[str, Opener] = {"docker": _open_docker, "host": _open_host, "local": _open_local}
 
 
 def open_sandbox(config: SandboxConfig, workspace: Path, environment: EnvironmentSpec, paths: Paths,
-                 *, ephemeral: bool = False, shared: Mapping[str, Path] | None = None) -> Sandbox:
-    """A ready sandbox of ``config.kind`` over ``workspace``, with ``environment`` built or reused."""
+                 *, ephemeral: bool = False, shared: Mapping[str, Path] | None = None,
+                 layout: Layout = WORKSPACE) -> Sandbox:
+    """A ready sandbox of ``config.kind`` over ``workspace``, with ``environment`` built or reused.
+
+    ``layout``: where commands see the root and as whom they run (``evoci.sandbox.base.Layout``)."""
     shares = check_shared(shared or {}, ephemeral)
     try:
         opener = SANDBOXES[config.kind]
     except KeyError:
         raise ValueError(f"unknown sandbox {config.kind!r} — choose one of: {', '.join(sorted(SANDBOXES))}") from None
-    return opener(config, workspace, environment, paths, ephemeral=ephemeral, shared=shares)
+    return opener(config, workspace, environment, paths, ephemeral=ephemeral, shared=shares, layout=layout)
 
 
 def check_shared(shared: Mapping[str, Path], ephemeral: bool) -> dict[str, Path]:

@@ -26,6 +26,31 @@ REPORT_DIR_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
+class Layout:
+    """Where commands see the root, and as whom they run.
+
+    The default is evoci's own: the root at ``/workspace``, commands as the sandbox's user.
+    ``TESTBED`` is the SWE-bench images' (the repository at ``/testbed``, tests run as ``root``):
+    records graded the SWE-bench way name tests by it (a test parametrized with the working
+    folder or ``getpass.getuser()``), so their grading runs there. Root is the sandbox's own
+    (uid 0 of the bubblewrap sandbox's user namespace, or of a container with every capability
+    dropped): no power over the host. The unisolated ``host`` sandbox runs in place and ignores it.
+    """
+
+    root: str = "/workspace"
+    as_root: bool = False
+
+    @property
+    def identity(self) -> str:
+        """For cache keys and records: outcomes graded under another layout are not the same."""
+        return f"{self.root}{' as root' if self.as_root else ''}"
+
+
+WORKSPACE = Layout()
+TESTBED = Layout(root="/testbed", as_root=True)
+
+
+@dataclass(frozen=True)
 class ExecResult:
     """What a command did. ``exit_code`` is None when it was killed at the timeout or for going over
     its workspace budget (``evoci.sandbox.budget``)."""

@@ -37,10 +37,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.errors import InputError
 from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES
-from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES
+from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES, WORKSPACE, Layout
 
 SANDBOX_ROOT = "/workspace"
 SANDBOX_HOME = "/home/evoci"
+ROOT_HOME = "/root"  # HOME of a ``Layout.as_root`` sandbox, as in the SWE-bench images
 _SOURCE = "/evoci-src"
 # The few host files of /etc that programs need (user names, dynamic loader, TLS roots, time zone).
 _ETC = ("passwd", "group", "nsswitch.conf", "hosts", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
@@ -108,43 +109,54 @@ def command(
     gateway_dir: str | None = None,
     ephemeral: bool = False,
     shared: Mapping[str, Path] | None = None,
+    layout: Layout = WORKSPACE,
 ) -> list[str]:
-    """The argv that runs ``cmd`` isolated, with ``root`` at /workspace and ``cwd`` relative to it.
+    """The argv that runs ``cmd`` isolated, with ``root`` at ``layout.root`` (/workspace) and ``cwd`` relative to it.
 
     ``gateway_dir`` (a host folder holding the model gateway's socket) is bound read-only at
     ``evoci.gateway.SANDBOX_DIR`` and bridged to 127.0.0.1 of the command's own network namespace
     before the command starts: the one address it can reach. ``shared`` (place in the root → host
-    folder) is bound read-only on top of the root.
+    folder) is bound read-only on top of the root. ``layout.as_root``: the command is uid 0 of its
+    own user namespace (``--uid 0``), which maps to the harness's user and nothing more, and its
+    ``HOME`` is ``/root``.
     """
     from evoci.gateway import endpoint as gateway  # here: evoci.gateway imports the agents, which import sandboxes
 
     argv = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    if layout.as_root:
+        argv += ["--uid", "0", "--gid", "0"]
+    home, top = sandbox_home(layout), layout.root
     argv += _system_binds()
     # The fresh folders first: a read-only bind below /tmp (an environment under a home in /tmp)
     # must land on top of the tmpfs, not under it.
     argv += ["--proc", "/proc", "--dev", "/dev",
              "--size", str(options.tmp_bytes), "--tmpfs", "/tmp",
-             "--size", str(options.tmp_bytes), "--tmpfs", SANDBOX_HOME]  # fmt: skip
+             "--size", str(options.tmp_bytes), "--tmpfs", home]  # fmt: skip
     for path in _unique_existing(read_only):
         argv += ["--ro-bind", str(path), str(path)]
     if gateway_dir:
         argv += ["--ro-bind", gateway_dir, gateway.SANDBOX_DIR]
     if ephemeral:
-        argv += ["--ro-bind", str(root), _SOURCE, "--size", str(options.tree_bytes), "--tmpfs", SANDBOX_ROOT,
+        argv += ["--ro-bind", str(root), _SOURCE, "--size", str(options.tree_bytes), "--tmpfs", top,
                  "--size", str(REPORT_DIR_BYTES), "--tmpfs", REPORT_DIR]
     else:
-        argv += ["--bind", str(root), SANDBOX_ROOT]
+        argv += ["--bind", str(root), top]
         for place, folder in (shared or {}).items():
-            argv += ["--ro-bind", str(folder), f"{SANDBOX_ROOT}/{place}"]
+            argv += ["--ro-bind", str(folder), f"{top}/{place}"]
     argv += ["--clearenv", *(x for name, value in env.items() for x in ("--setenv", name, value))]
-    where = os.path.normpath(os.path.join(SANDBOX_ROOT, cwd))
+    where = os.path.normpath(os.path.join(top, cwd))
     limits = ["prlimit", f"--as={options.address_space_bytes}", f"--fsize={options.file_size_bytes}",
               f"--cpu={options.cpu_seconds}", f"--nofile={options.open_files}", "--core=0",
               f"--nproc={options.pids}", "--"]  # fmt: skip
-    copy = f"cp -a {_SOURCE}/. {SANDBOX_ROOT}/ && " if ephemeral else ""
+    copy = f"cp -a {_SOURCE}/. {top}/ && " if ephemeral else ""
     bridge = f"{gateway.bridge_command()} && " if gateway_dir else ""
     script = f'{copy}{bridge}cd "$0" && exec "$@"'
     return [*argv, "--chdir", "/", "--", "/bin/sh", "-c", script, where, *limits, *cmd]
+
+
+def sandbox_home(layout: Layout) -> str:
+    """The fresh ``HOME`` of a sandbox with ``layout``."""
+    return ROOT_HOME if layout.as_root else SANDBOX_HOME
 
 
 def read_only_for(program: str, search_path: str, *, workspace: Path, installs: tuple[str, ...] = ()) -> list[Path]:

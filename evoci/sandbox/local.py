@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from evoci.errors import SandboxError
 from evoci.sandbox import bwrap
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, ExecResult, read_inside, resolve_inside, write_inside
+from evoci.sandbox.base import (DEFAULT_OUTPUT_LIMIT, REPORT_DIR, WORKSPACE, ExecResult, Layout, read_inside, resolve_inside,
+                                write_inside)
 from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES, DiskWatch
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
@@ -53,7 +54,9 @@ class LocalSandbox:
         isolation: bwrap.BwrapOptions | None = None,
         ephemeral: bool = False,
         shared: Mapping[str, Path] | None = None,
+        layout: Layout = WORKSPACE,
     ):
+        self.layout = layout  # isolated only: where the root is seen and as whom commands run
         self._workspace = Path(workspace).resolve()
         self.environment = environment
         # The variables commands inherit before scrubbing; None = this process's environment.
@@ -76,8 +79,8 @@ class LocalSandbox:
 
     @property
     def visible_root(self) -> str:
-        """Where commands see the workspace: ``/workspace`` when isolated, its host path otherwise."""
-        return bwrap.SANDBOX_ROOT if self.isolation else str(self._workspace)
+        """Where commands see the workspace: ``layout.root`` (/workspace) when isolated, its host path otherwise."""
+        return self.layout.root if self.isolation else str(self._workspace)
 
     def exec(
         self,
@@ -114,7 +117,7 @@ class LocalSandbox:
         argv = bwrap.command(
             cmd, root=self._workspace, cwd=str(where.relative_to(self._workspace)), env=sandbox_env,
             read_only=visible, options=self.isolation, ephemeral=self.ephemeral,
-            gateway_dir=gateway.host_dir if gateway else None, shared=self._shared,
+            gateway_dir=gateway.host_dir if gateway else None, shared=self._shared, layout=self.layout,
         )
         with bwrap.pids_cgroup(self.isolation.pids) as prefix:
             return self._noted(run_process([*prefix, *argv], cwd=self._workspace, env={"PATH": _SYSTEM_PATH},
@@ -156,13 +159,15 @@ class LocalSandbox:
 
     def _isolated_env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         base = {k: v for k, v in scrubbed_env(self._base_env).items() if k not in _HOST_ONLY}
+        user = "root" if self.layout.as_root else "evoci"
         return {
             **base,
             "PATH": f"{self.environment.bin_dir}:{_SYSTEM_PATH}",
-            "HOME": bwrap.SANDBOX_HOME,
+            "HOME": bwrap.sandbox_home(self.layout),
             "TMPDIR": "/tmp",
-            "USER": "evoci",
-            "LOGNAME": "evoci",
+            # getpass.getuser() reads these first: they name the sandbox's user, not the harness's
+            "USER": user,
+            "LOGNAME": user,
             **self._common(),
             **(extra or {}),
         }

@@ -47,12 +47,14 @@ from pathlib import Path, PurePosixPath
 import git
 from pydantic import BaseModel, Field
 
+from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.errors import HarnessTimeout, InputError, SandboxError
 from evoci.grading.channel import read_frame
 from evoci.pytest_run import OMIT as _OMIT
 from evoci.pytest_run import ending as _ending
 from evoci.pytest_run import graded_outcomes, launch_command
-from evoci.sandbox.base import ExecResult, Sandbox
+from evoci.sandbox.base import TESTBED, ExecResult, Sandbox
+from evoci.settings import Paths
 from evoci.swebench.parsers import STATUS, Parser, get_parser, parse_json_report
 from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_base_tree, make_grading_tree
 
@@ -63,6 +65,10 @@ _CANARY_TIMEOUT_S = 120.0
 NORMAL_EXITS = frozenset(range(6))
 # A command with any of these is a script, not one pytest command: it keeps the log-parsed path.
 _SHELL = frozenset({"&&", "||", ";", "|", "&", ">", "<", ">>"})
+# Where the record's tests run and as whom: the SWE-bench images' /testbed, as root. Records name
+# tests by it (dvc's ``test_to_relpath[/testbed-/testbed]``, ``test_ssh_user[config3-root]``), so a
+# test id graded elsewhere is another test. Part of the grading identity (the nodes' cache keys).
+LAYOUT = TESTBED
 
 
 class GradeRequest(BaseModel):
@@ -141,6 +147,17 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
         return Grade(status=status, outcomes=outcomes, collisions=dict(parsed.collisions), **common)
     finally:
         sandbox.cleanup()
+
+
+def grading_sandbox(config: SandboxConfig, environment: EnvironmentSpec, paths: Paths) -> Callable[[Path], Sandbox]:
+    """``grade``'s ``open_tree``: a private, size-capped copy of the tree at ``LAYOUT.root``, run as ``LAYOUT`` says.
+
+    Ephemeral, so nothing the tests write reaches the host (and a container's root never leaves
+    root-owned files in the harness's folders).
+    """
+    from evoci.sandbox import open_sandbox  # the sandboxes import the environments, not the grader
+
+    return lambda root: open_sandbox(config, root, environment, paths, ephemeral=True, layout=LAYOUT)
 
 
 def pytest_command_args(test_cmds: str) -> list[str] | None:

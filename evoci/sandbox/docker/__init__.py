@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evoci.domain import EnvironmentSpec, SandboxConfig
+from evoci.sandbox.base import WORKSPACE, Layout
 from evoci.sandbox.docker.bootstrap import bootstrap_base_image
 from evoci.sandbox.docker.cleanup import install_signal_cleanup, prune
 from evoci.sandbox.docker.client import connect
@@ -57,6 +58,7 @@ def open_docker_sandbox(
     task_id: str | None = None,
     ephemeral: bool = False,
     shared: dict[str, Path] | None = None,
+    layout: Layout = WORKSPACE,
 ) -> DockerSandbox:
     """A ready Docker sandbox over ``workspace``, its image built for ``environment`` (or found).
 
@@ -80,7 +82,7 @@ def open_docker_sandbox(
     install_signal_cleanup()
     labels = _run_labels(Path(workspace), paths, run_id, task_id)
     return DockerSandbox(client, image, Path(workspace), options, labels=labels, ephemeral=ephemeral,
-                         shared=shared)
+                         shared=shared, layout=layout)
 
 
 def _run_labels(workspace: Path, paths: Paths, run_id: str | None, task_id: str | None) -> dict[str, str]:

@@ -8,7 +8,8 @@ reaches the host. Every ``exec`` creates a container from the
 task image, with no network (``network_mode="none"``; an agent's model is served into it by the
 gateway, see ``evoci.gateway``), CPU, memory (no swap)
 and process-count limits, all capabilities dropped, as the caller's uid:gid (so files the
-command writes stay the caller's), and an environment made of the caller's variables plus
+command writes stay the caller's; a ``Layout.as_root`` sandbox, SWE-bench grading, runs as
+uid 0 with no capability, over an ephemeral copy), and an environment made of the caller's variables plus
 the allow-listed, non-secret part of the harness's (locale, time zone) — never its API keys.
 The container is removed in a ``finally``, whatever happened.
 
@@ -42,7 +43,8 @@ import docker
 import docker.errors
 import requests
 
-from evoci.sandbox.base import DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, ExecResult, read_inside, resolve_inside, write_inside
+from evoci.sandbox.base import (DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, WORKSPACE, ExecResult, Layout, read_inside,
+                                resolve_inside, write_inside)
 from evoci.sandbox.budget import DiskWatch
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
@@ -85,15 +87,18 @@ class DockerSandbox:
         base_env: Mapping[str, str] | None = None,
         ephemeral: bool = False,
         shared: Mapping[str, Path] | None = None,
+        layout: Layout = WORKSPACE,
     ):
         self.client = client
+        self.layout = layout
         self.ephemeral = ephemeral
         self._shared = dict(shared or {})  # place in the workspace -> host folder, mounted read-only
         self.image = image
         self.options = options
         self._workspace = Path(workspace).resolve()
         self._labels = {cleanup.LABEL: "1", **(labels or {})}
-        self._user = user or f"{os.getuid()}:{os.getgid()}"
+        # As root (``layout.as_root``): uid 0 of a container with every capability dropped.
+        self._user = user or ("0:0" if layout.as_root else f"{os.getuid()}:{os.getgid()}")
         self._base_env = dict(base_env) if base_env is not None else None
         self._mine: set[str] = set()
         self.budget_overrun: int | None = None  # the growth a command went over (``evoci.sandbox.budget``)
@@ -108,8 +113,8 @@ class DockerSandbox:
 
     @property
     def visible_root(self) -> str:
-        """Where commands see the workspace."""
-        return CONTAINER_WORKSPACE
+        """Where commands see the workspace (``layout.root``, /workspace by default)."""
+        return self.layout.root
 
     @property
     def labels(self) -> dict[str, str]:
@@ -138,7 +143,7 @@ class DockerSandbox:
         if not where.is_dir() and not self.ephemeral:  # the engine would create it, owned by root, on the host
             raise ContainerError(f"working folder {cwd!r} does not exist in the workspace {self._workspace}")
         relative = where.relative_to(self._workspace).as_posix()
-        workdir = posixpath.normpath(posixpath.join(CONTAINER_WORKSPACE, relative))
+        workdir = posixpath.normpath(posixpath.join(self.layout.root, relative))
         with slot(self.options.concurrency_limit_name):
             return self._run(list(cmd), workdir, self._env(env), timeout, output_limit, gateway, installs)
 
@@ -209,14 +214,17 @@ class DockerSandbox:
     def _create(self, cmd: list[str], workdir: str, env: dict[str, str], gateway: GatewayEndpoint | None = None,
                 installs: tuple[str, ...] = ()):
         tmp = {"/tmp": f"rw,exec,size={self.options.tmp_bytes}"}
-        mounts: dict = {"volumes": {str(self._workspace): {"bind": CONTAINER_WORKSPACE, "mode": "rw"}}, "tmpfs": tmp}
+        top = self.layout.root
+        mounts: dict = {"volumes": {str(self._workspace): {"bind": top, "mode": "rw"}}, "tmpfs": tmp}
         for place, folder in self._shared.items():  # the engine mounts deeper targets after the workspace
-            mounts["volumes"][str(folder)] = {"bind": f"{CONTAINER_WORKSPACE}/{place}", "mode": "ro"}
+            mounts["volumes"][str(folder)] = {"bind": f"{top}/{place}", "mode": "ro"}
         if self.ephemeral:
             mounts = {"volumes": {str(self._workspace): {"bind": _SOURCE, "mode": "ro"}},
-                      "tmpfs": {**tmp, CONTAINER_WORKSPACE: f"rw,exec,size={self.options.tree_bytes}",
+                      "tmpfs": {**tmp, top: f"rw,exec,size={self.options.tree_bytes}",
                                 REPORT_DIR: f"rw,size={REPORT_DIR_BYTES}"}}
-            cmd = ["/bin/sh", "-c", f'cp -a {_SOURCE}/. {CONTAINER_WORKSPACE}/ && cd "$0" && exec "$@"', workdir, *cmd]
+            # Root without CAP_CHOWN cannot give the copy the host's owner: it owns its copy, as in the images.
+            copy = "cp -a --no-preserve=ownership" if self.layout.as_root else "cp -a"
+            cmd = ["/bin/sh", "-c", f'{copy} {_SOURCE}/. {top}/ && cd "$0" && exec "$@"', workdir, *cmd]
             workdir = "/"
         for install in installs:
             from evoci.sandbox.bwrap import refuse_install, venv_base
@@ -324,9 +332,11 @@ class DockerSandbox:
 
     def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         inherited = {k: v for k, v in scrubbed_env(self._base_env).items() if k not in _HOST_ONLY}
+        identity = {"HOME": "/root", "USER": "root", "LOGNAME": "root"} if self.layout.as_root else {}
         return {
             **inherited,
             "HOME": "/tmp",  # the caller's uid may have no home in the image
+            **identity,
             # The workspace is a git work tree evoci commits: keep __pycache__ out of it.
             "PYTHONDONTWRITEBYTECODE": "1",
             **(extra or {}),
