@@ -13,8 +13,11 @@ Reported: the median of each, their ratio (goal ≤ 1.05), the median of the per
 (goal ≤ 5 ms), and the tokens the gateway recorded against what the server sent (must be
 equal). Each answer streams ``--chars`` characters in 16-character chunks, ``--pace-ms`` apart
 (0: as fast as the server can write, the worst case; a hosted model streams tens of ms apart).
+The gateway keeps its transcript in a file, as a flow's node has it. With ``--record`` each call is
+also written to a results database as the node writes it (``Facts.call``, an ``agent_calls``
+row), and the tokens compared are those of the database's rows.
 
-    .venv/bin/python benchmarks/gateway.py [--calls 200] [--chars 4000] [--pace-ms 0]
+    .venv/bin/python benchmarks/gateway.py [--calls 200] [--chars 4000] [--pace-ms 0] [--record]
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ import os
 import statistics
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
+from evoci.agents.base import AgentOutcome
 from evoci.agents.scripted import ScriptedLLMServer, text
 from evoci.gateway import GatewayConfig, bridge, open_gateway
 from evoci.sandbox.process import run_process
@@ -66,6 +71,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--chars", type=int, default=4000)
     parser.add_argument("--pace-ms", type=float, default=0.0)
+    parser.add_argument("--record", action="store_true", help="write each call to a results database, as a flow does")
     args = parser.parse_args()
     os.environ["EVOCI_BENCH_KEY"] = "sk-bench"  # the scripted server takes any key
     urls, stop = multiprocessing.Queue(), multiprocessing.Event()
@@ -74,19 +80,32 @@ def main() -> None:
     url = urls.get(timeout=60)
     config = GatewayConfig(provider="openai", base_url=f"{url}/v1", api_key_env="EVOCI_BENCH_KEY",
                            max_calls=2 * args.calls + 20)
-    with open_gateway(config) as gw, tempfile.TemporaryDirectory() as scratch:
+    scratch = tempfile.TemporaryDirectory()
+    db, on_call = Path(scratch.name) / "evoci.duckdb", None
+    if args.record:  # as tasks/agents.py binds it for a node
+        from evoci.store import Facts
+
+        facts, paid = Facts(db), AgentOutcome(node_run=uuid.uuid4().hex)
+
+        def on_call(call) -> None:
+            paid.calls.append(call)
+            facts.call("bench", "task", 1, "programmer", paid, len(paid.calls) - 1)
+
+    with scratch, open_gateway(config, on_call=on_call, transcript=Path(scratch.name) / "gateway.jsonl") as gw:
         relay = multiprocessing.Process(target=bridge.serve, args=(bridge.listen(PORT), str(gw.socket_path)), daemon=True)
         relay.start()
         try:
             done = run_process([sys.executable, "-c", CLIENT, url, f"http://127.0.0.1:{PORT}", str(args.calls)],
-                               cwd=Path(scratch), env={"PATH": "/usr/bin:/bin"}, timeout=3600, output_limit=10_000_000)
+                               cwd=Path(scratch.name), env={"PATH": "/usr/bin:/bin"}, timeout=3600,
+                               output_limit=10_000_000)
         finally:
             relay.terminate()
             relay.join(10)
         if not done.ok:
             sys.exit(f"the client failed: {done.stderr[-2000:]}")
         pairs = json.loads(done.stdout)
-        recorded = gw.totals()
+        gw.stop()  # every call recorded
+        recorded = gw.totals() if not args.record else _rows(db)
     stop.set()
     sent = urls.get(timeout=60) - len(pairs) - 5  # the server's count, less the direct calls and their warm-up
     upstream.join(10)
@@ -102,7 +121,18 @@ def main() -> None:
                 "output_tokens": sent * USAGE["output_tokens"], "cached_tokens": sent * USAGE["cached_tokens"]}
     got = {k: recorded[k] for k in expected}
     print(f"  tokens the server sent      {expected}")
-    print(f"  tokens the gateway recorded {got} — {'equal' if got == expected else 'DIFFERENT'}")
+    print(f"  tokens the gateway recorded{' (agent_calls rows)' if args.record else ''} {got} — "
+          f"{'equal' if got == expected else 'DIFFERENT'}")
+
+
+def _rows(db: Path) -> dict[str, int]:
+    from evoci.store.db import reading
+
+    with reading(db) as con:
+        calls, inputs, outputs, cached = con.execute(
+            "select count(*), sum(input_tokens), sum(output_tokens), sum(cached_tokens) from agent_calls "
+            "where error is null").fetchone()
+    return {"calls": calls, "input_tokens": inputs, "output_tokens": outputs, "cached_tokens": cached}
 
 
 if __name__ == "__main__":

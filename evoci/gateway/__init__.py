@@ -3,7 +3,7 @@
 An agent sandbox (bubblewrap or Docker) has no network. When an agent needs a model, evoci serves
 a gateway for the attempt: an HTTP server on a **Unix socket** on the host, bound into the sandbox
 and bridged to a **loopback port inside the sandbox's own network namespace** by a tiny bridge
-process started in there. The gateway forwards the three wire protocols the agent CLIs speak —
+process started in there, which hands each connection over to the gateway (``bridge.py``). The gateway forwards the three wire protocols the agent CLIs speak —
 Anthropic Messages, OpenAI Chat Completions and OpenAI Responses, streamed (SSE) or not — to the
 one configured upstream, injects the real API key (the sandbox holds a dummy token), and accounts
 every call from its usage events. Nothing else is reachable: no host loopback service, no other
@@ -75,8 +75,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.agents.llm.prices import Price
 from evoci.domain import AgentConfig
-from evoci.gateway.endpoint import (DUMMY_KEY, GATEWAY_URL, SANDBOX_DIR, SANDBOX_PORT, SOCKET_NAME, GatewayEndpoint,
-                                    bridge_command, placeholders, sandbox_env)
+from evoci.gateway.endpoint import (DUMMY_KEY, GATEWAY_URL, HANDOFF_NAME, SANDBOX_DIR, SANDBOX_PORT, SOCKET_NAME,
+                                    GatewayEndpoint, bridge_command, placeholders, sandbox_env)
 
 Upstream = Literal["anthropic", "openai", "openai-compatible"]
 PUBLIC_APIS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
@@ -154,6 +154,7 @@ def open_gateway(config: GatewayConfig, *, on_call=None, transcript=None):
 __all__ = [
     "DUMMY_KEY",
     "GATEWAY_URL",
+    "HANDOFF_NAME",
     "PUBLIC_APIS",
     "SANDBOX_DIR",
     "SANDBOX_PORT",

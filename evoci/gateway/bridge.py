@@ -1,16 +1,26 @@
-"""The bridge inside an agent sandbox: 127.0.0.1:PORT of the sandbox's own network → the gateway's socket.
+"""The bridge inside an agent sandbox: 127.0.0.1:PORT of the sandbox's own network → the gateway.
 
 The sandbox has no network device but loopback, so a CLI can only reach ``http://127.0.0.1:PORT``;
-this process accepts there and pipes each connection to the Unix socket evoci bound into the
-sandbox. It is run with the sandbox's ``python3`` (standard library only) before the agent's
-command: ``python3 bridge.py SOCKET PORT && exec the-command``. It returns once the port listens,
-leaving a child that serves until the sandbox ends (its PID namespace or container dies with it).
+this process accepts there and hands each connection over to the gateway: it passes the accepted
+socket itself (its descriptor, over ``handoff.sock`` beside the gateway's socket in the folder evoci
+bound into the sandbox), and the gateway reads and answers the CLI on it directly. The bridge is
+then out of the way: relaying each piece of a stream through it cost a wake-up of one more
+process per piece, most of the gateway's overhead on a fast stream. Where a connection cannot be
+handed over (no ``handoff.sock``, a kernel that refuses), it is piped to the gateway's HTTP
+socket instead, as before. Either way the CLI reaches the gateway and nothing else.
+
+It is run with the sandbox's ``python3`` (standard library only) before the agent's command:
+``python3 bridge.py SOCKET PORT && exec the-command``. It returns once the port listens, leaving a
+child that serves until the sandbox ends (its PID namespace or container dies with it).
 """
 
+import array
 import os
 import socket
 import sys
 import threading
+
+HANDOFF_NAME = "handoff.sock"  # evoci.gateway.endpoint.HANDOFF_NAME (this file imports nothing of evoci)
 
 
 def _pump(src: socket.socket, dst: socket.socket) -> None:
@@ -45,6 +55,35 @@ def _serve(client: socket.socket, path: str) -> None:
     upstream.close()
 
 
+class Handoff:
+    """Passes accepted sockets to the gateway, one byte and one descriptor each, on one kept connection."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.sock = None
+        self.works = True
+
+    def give(self, client: socket.socket) -> bool:
+        """True when the gateway holds ``client`` now (close this copy); False: pipe it instead."""
+        for _ in range(2):  # a kept connection the gateway dropped: one more try on a new one
+            if not self.works:
+                return False
+            fresh = self.sock is None
+            try:
+                if fresh:
+                    self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    self.sock.connect(self.path)
+                rights = array.array("i", [client.fileno()])
+                self.sock.sendmsg([b"\0"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
+                return True
+            except OSError:
+                if self.sock is not None:
+                    self.sock.close()
+                self.sock = None
+                self.works = not fresh  # a new connection failed: this gateway or kernel takes no hand-offs
+        return False
+
+
 def listen(port: int) -> socket.socket:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -65,11 +104,15 @@ def main(path: str, port: int) -> None:
 
 
 def serve(listener: socket.socket, path: str) -> None:
-    """Pipe every connection to ``listener`` to the Unix socket ``path``, forever."""
+    """Hand every connection to ``listener`` over to the gateway whose socket is ``path``, forever."""
+    handoff = Handoff(os.path.join(os.path.dirname(path), HANDOFF_NAME))
     while True:
         client, _ = listener.accept()
         client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threading.Thread(target=_serve, args=(client, path), daemon=True).start()
+        if handoff.give(client):
+            client.close()
+        else:
+            threading.Thread(target=_serve, args=(client, path), daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ SANDBOX_PORT = 4780
 SANDBOX_DIR = "/evoci-gateway"
 """Where the folder holding the gateway's socket (and the bridge) is mounted in the sandbox."""
 SOCKET_NAME = "gateway.sock"
+HANDOFF_NAME = "handoff.sock"
+"""Beside SOCKET_NAME: where the bridge passes the CLI's accepted connections to the gateway."""
 DUMMY_KEY = "evoci-gateway-dummy-key"
 """What the command holds as its API key; the gateway replaces it with the real one."""
 GATEWAY_URL = f"http://127.0.0.1:{SANDBOX_PORT}"
@@ -45,5 +47,5 @@ def placeholders() -> dict[str, str]:
     return {"gateway_url": GATEWAY_URL, "openai_base_url": f"{GATEWAY_URL}/v1", "dummy_key": DUMMY_KEY}
 
 
-__all__ = ["DUMMY_KEY", "GATEWAY_URL", "SANDBOX_DIR", "SANDBOX_PORT", "SOCKET_NAME", "GatewayEndpoint",
+__all__ = ["DUMMY_KEY", "GATEWAY_URL", "HANDOFF_NAME", "SANDBOX_DIR", "SANDBOX_PORT", "SOCKET_NAME", "GatewayEndpoint",
            "bridge_command", "placeholders", "sandbox_env"]

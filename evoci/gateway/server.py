@@ -3,9 +3,12 @@
 An HTTP server on a Unix socket in a fresh folder. Each POST to a model API path is forwarded to
 the configured upstream with the real key in place of the sandbox's dummy one; the answer streams
 back as it arrives while its usage events are read (``evoci.gateway.usage``). Every upstream
-attempt becomes one ``ModelCall`` given to ``on_call`` at once (a run killed mid-attempt keeps
-what was paid for) and one line of the transcript. Any other path, method or host is refused:
-the gateway is a door to one API, not a proxy.
+attempt becomes one ``ModelCall``, in ``calls`` before the CLI has the whole answer, given to
+``on_call`` (the node's database write) at once by a thread of its own and before the next upstream
+request (a run killed mid-attempt keeps what was paid for), and one line of the transcript. The
+CLI's connections come from the bridge in the sandbox, handed over as sockets (``bridge.py``), or
+to the Unix socket itself. Any other path, method or host is refused: the gateway is a door to one
+API, not a proxy.
 
 Upstream failures are classified as ``--agent llm`` classifies them (``evoci.agents.llm.client``):
 401/403/404 end the attempt as bad input; 429, 5xx, timeouts and lost connections are retried
@@ -15,16 +18,19 @@ kept in ``failure`` and raised by ``verdict()`` after the command, whatever the 
 
 from __future__ import annotations
 
+import array
 import http.client
 import json
 import os
 import select
 import shutil
+import socket
 import socketserver
 import tempfile
 import threading
 import time
 import urllib.parse
+from collections import deque
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -35,7 +41,8 @@ from evoci.agents.llm.client import REJECTED_STATUSES, api_key_source, retry_aft
 from evoci.agents.llm.config import ModelConfig
 from evoci.agents.llm.prices import cost_usd, price_for
 from evoci.errors import InputError, ProviderRejected, ProviderUnavailable
-from evoci.gateway import PUBLIC_APIS, SOCKET_NAME, CliUsage, GatewayConfig, GatewayEndpoint, UsageCheck
+from evoci.gateway import (HANDOFF_NAME, PUBLIC_APIS, SOCKET_NAME, CliUsage, GatewayConfig, GatewayEndpoint,
+                           UsageCheck)
 from evoci.gateway import usage as usage_of
 from evoci.untrusted import json_loads
 
@@ -52,6 +59,11 @@ STOP_WAIT_S = 30.0  # longest stop() waits for requests still being relayed
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+
+
+class _HandoffServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False  # a bridge's kept connection ends with its sandbox; stop() closes it first
 
 
 class Gateway:
@@ -73,6 +85,14 @@ class Gateway:
         self._pool_lock = threading.Lock()  # not ``_lock``: a call being recorded must not hold up the next
         self._busy = threading.Condition()
         self._inflight = 0
+        # What is done after a call is answered, oldest first: a call to give to ``on_call`` (the
+        # node's database write: tens of ms), a transcript entry to write (about a ms a long answer).
+        self._after: deque[ModelCall | dict[str, Any]] = deque()
+        self._unrecorded = 0  # calls among them
+        self._recording = threading.Condition()
+        self._recorder: threading.Thread | None = None
+        self._record_error: BaseException | None = None
+        self._closing = False
         root = (config.base_url or PUBLIC_APIS.get(config.provider) or "").rstrip("/")
         self._upstream = urllib.parse.urlsplit(root[:-3] if root.endswith("/v1") else root)
         keyed = ModelConfig(provider=config.provider, model="gateway", base_url=config.base_url or root,
@@ -82,6 +102,8 @@ class Gateway:
         self._dir = Path(tempfile.mkdtemp(prefix="evoci-gateway-"))
         self.endpoint = GatewayEndpoint(host_dir=str(self._dir))
         self._server: _UnixHTTPServer | None = None
+        self._handoff: _HandoffServer | None = None
+        self._bridges: set[socket.socket] = set()  # the bridges' kept connections, closed by stop()
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> "Gateway":
@@ -114,12 +136,29 @@ class Gateway:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+        class Handoff(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                gateway._take_handoffs(self.request)
+
         self._server = _UnixHTTPServer(str(self._dir / SOCKET_NAME), Handler)
-        os.chmod(self._dir / SOCKET_NAME, 0o666)
+        self._handoff = _HandoffServer(str(self._dir / HANDOFF_NAME), Handoff)
+        for name in (SOCKET_NAME, HANDOFF_NAME):
+            os.chmod(self._dir / name, 0o666)
         threading.Thread(target=self._server.serve_forever, args=(0.05,), name="evoci-gateway", daemon=True).start()
+        threading.Thread(target=self._handoff.serve_forever, args=(0.05,), name="evoci-gateway-handoff",
+                         daemon=True).start()
+        self._recorder = threading.Thread(target=self._record, name="evoci-gateway-record", daemon=True)
+        self._recorder.start()
         return self
 
     def stop(self) -> None:
+        if self._handoff is not None:  # no connection handed over from here on
+            self._handoff.shutdown()
+            self._handoff.server_close()
+            with self._pool_lock:
+                self._handoff, bridges = None, list(self._bridges)
+            for sock in bridges:
+                _shut(sock)
         if self._server is not None:
             self._server.shutdown()
             with self._busy:  # a call still being relayed is accounted before the account is read
@@ -129,17 +168,79 @@ class Gateway:
                 self._server, idle, self._idle = None, self._idle, []
             for conn in idle:
                 conn.close()
+        if self._recorder is not None:  # every call is recorded, and its transcript line written, before the end
+            with self._recording:
+                self._closing = True
+                self._recording.notify_all()
+            self._recorder.join()
+            self._recorder = None
         shutil.rmtree(self._dir, ignore_errors=True)
+        if self._record_error is not None:
+            error, self._record_error = self._record_error, None
+            raise error
 
     def __enter__(self) -> "Gateway":
         return self if self._server else self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        try:
+            self.stop()
+        except Exception:
+            if exc[0] is None:  # else the attempt's own failure goes on (the calls were given to on_call)
+                raise
 
     @property
     def socket_path(self) -> Path:
         return self._dir / SOCKET_NAME
+
+    def _take_handoffs(self, bridge: socket.socket) -> None:
+        """Serve each connection a bridge hands over (its descriptor, one byte each) as one on the socket.
+
+        The hand-off socket is inside the sandbox, so whatever is passed is taken only as a connected
+        stream socket; anything else is closed unread (and descriptors beyond the small buffer are
+        dropped by the kernel).
+        """
+        with self._pool_lock:
+            if self._handoff is None:
+                return
+            self._bridges.add(bridge)
+        room = socket.CMSG_SPACE(array.array("i").itemsize)
+        try:
+            while True:
+                try:
+                    data, ancillary, _, _ = bridge.recvmsg(1, room)
+                except OSError:
+                    return
+                if not data:
+                    return
+                for level, kind, payload in ancillary:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        fds = array.array("i")
+                        fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+                        for fd in fds:
+                            self._serve_handed(fd)
+        finally:
+            with self._pool_lock:
+                self._bridges.discard(bridge)
+
+    def _serve_handed(self, fd: int) -> None:
+        try:
+            client = socket.socket(fileno=fd)
+        except OSError:  # not a socket
+            os.close(fd)
+            return
+        try:
+            if client.type != socket.SOCK_STREAM:
+                raise OSError("not a stream socket")
+            client.getpeername()  # connected: a listening socket or a bare one is no connection
+        except OSError:
+            client.close()
+            return
+        server = self._server
+        if server is None:
+            client.close()
+            return
+        threading.Thread(target=server.process_request_thread, args=(client, "bridge"), daemon=True).start()
 
     # -- after the command ---------------------------------------------------------------
     def verdict(self) -> None:
@@ -221,6 +322,7 @@ class Gateway:
     def _attempt(self, handler, protocol: str, path: str, headers: dict[str, str], body: bytes, model: str,
                  attempt: int, last: bool) -> bool:
         """One upstream attempt; True when the CLI got its answer (success or a final error)."""
+        self._wait_recorded()  # no upstream request while an earlier call is not yet recorded
         started = time.monotonic()
         entry: dict[str, Any] = {"at": time.time(), "path": path, "request": _text(body)}
         try:
@@ -321,12 +423,58 @@ class Gateway:
         entry.update(status=status, latency_s=call.latency_s, answer=answer, call=call.__dict__)
         with self._lock:  # one call at a time: the order of ``calls`` is the order recorded
             self.calls.append(call)
-            if self._on_call is not None:
-                self._on_call(call)
+            if self._on_call is not None and not self._later(call):
+                self._on_call(call)  # a call that outlasted stop()'s wait: recorded here, as it is answered
         return entry
 
+    def _later(self, item: ModelCall | dict[str, Any]) -> bool:
+        """Leave ``item`` to the recording thread; False once it has stopped (then do it now)."""
+        with self._recording:
+            if self._closing or self._recorder is None:
+                return False
+            self._after.append(item)
+            self._unrecorded += isinstance(item, ModelCall)
+            self._recording.notify_all()
+        return True
+
+    def _record(self) -> None:
+        """Give each accounted call to ``on_call`` and write each transcript line, in order, off the relay.
+
+        The node's database write took tens of ms a call, and the CLI's last chunk waited for it;
+        the transcript line (about a ms a long answer) held up its next wake-up on a busy machine.
+        Now the CLI has its answer at once, and the account is kept as before: ``calls`` has the
+        call before the last chunk, the next upstream request waits until every earlier call is
+        recorded (so a killed run loses no more than the calls in flight, as it did), and
+        ``stop()`` returns only once all are, raising the first error ``on_call`` raised.
+        """
+        while True:
+            with self._recording:
+                self._recording.wait_for(lambda: self._after or self._closing)
+                if not self._after:
+                    return
+                item = self._after[0]
+            try:
+                if isinstance(item, ModelCall):
+                    self._on_call(item)  # type: ignore[misc]
+                else:
+                    self._write_line(item)
+            except BaseException as exc:  # kept for stop(): the next calls are still recorded
+                self._record_error = self._record_error or exc
+            with self._recording:
+                self._after.popleft()
+                self._unrecorded -= isinstance(item, ModelCall)
+                self._recording.notify_all()
+
+    def _wait_recorded(self) -> None:
+        with self._recording:
+            self._recording.wait_for(lambda: not self._unrecorded)
+
     def _keep(self, entry: dict[str, Any]) -> None:
-        """Write a call's transcript line (after the CLI has its answer: it need not wait for this)."""
+        """Have a call's transcript line written (after the CLI has its answer: it need not wait for this)."""
+        if not self._later(entry):
+            self._write_line(entry)
+
+    def _write_line(self, entry: dict[str, Any]) -> None:
         entry["answer"] = _text(entry["answer"])
         line = self._scrub(json.dumps(entry))
         with self._transcript_lock:
@@ -393,6 +541,13 @@ class Gateway:
         conn.close()
 
 
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
 def _dropped(conn: http.client.HTTPConnection) -> bool:
     """True when a kept connection has something to read while no request is out: the upstream closed it."""
     sock = conn.sock
@@ -436,50 +591,52 @@ def _arriving(answer: http.client.HTTPResponse) -> Iterator[bytes]:
             left = None if left is None else left - len(data)
             yield data
         return
-    pending, left, ending = bytearray(), 0, 0  # bytes not yet decoded; of this chunk's data; of its CRLF
+    # Decoded by position in the bytes at hand: cutting each chunk off the front of a buffer moved
+    # the rest of it every time (a stream is hundreds of small chunks, most of them whole in a read).
+    pending, left = b"", 0  # bytes not yet decoded; of the current chunk's data and its CRLF, still to come
     while True:
-        piece = bytearray()
+        pieces, at, size = [], 0, len(pending)
         while True:
             if left:
-                take = pending[:left]
-                piece += take
-                del pending[:len(take)]
-                left -= len(take)
+                take = min(left, size - at)
+                if (data := min(take, left - 2)) > 0:  # not the CRLF after the data
+                    pieces.append(pending[at:at + data])
+                at, left = at + take, left - take
                 if left:
                     break
-                ending = 2
-            if ending:
-                skipped = min(ending, len(pending))
-                del pending[:skipped]
-                ending -= skipped
-                if ending:
-                    break
-            end = pending.find(b"\n")
+            end = pending.find(b"\n", at)
             if end < 0:
                 break
-            line, pending[:end + 1] = bytes(pending[:end]), b""
             try:
-                left = int(line.split(b";", 1)[0].strip(), 16)
+                length = int(pending[at:end].split(b";", 1)[0], 16)  # int() takes the spaces and the CR around it
             except ValueError:
-                raise http.client.IncompleteRead(bytes(line[:40])) from None
-            if left == 0:  # the last chunk: what follows is trailers, not the answer
-                if piece:
-                    yield bytes(piece)
-                while not pending.startswith(b"\r\n") and not pending.startswith(b"\n"):  # read past them
-                    end = pending.find(b"\n")
-                    if end >= 0:
-                        del pending[:end + 1]
-                    elif not (data := source.read1(STREAM_READ)):
-                        raise http.client.IncompleteRead(bytes(pending))
-                    else:
-                        pending += data
+                raise http.client.IncompleteRead(pending[at:end][:40]) from None
+            if length <= 0:
+                if length < 0:
+                    raise http.client.IncompleteRead(pending[at:end][:40])
+                if pieces:  # the last chunk: what follows is trailers, not the answer
+                    yield b"".join(pieces)
+                _skip_trailers(source, pending[end + 1:])
                 return
-        if piece:
-            yield bytes(piece)
+            at, left = end + 1, length + 2
+        if pieces:
+            yield b"".join(pieces)
         data = source.read1(STREAM_READ)
         if not data:
-            raise http.client.IncompleteRead(bytes(pending))
-        pending += data
+            raise http.client.IncompleteRead(pending[at:])
+        pending = pending[at:] + data if at < size else data
+
+
+def _skip_trailers(source, pending: bytes) -> None:
+    """Read past the trailers after the last chunk, to the empty line that ends the answer."""
+    while not pending.startswith(b"\r\n") and not pending.startswith(b"\n"):
+        end = pending.find(b"\n")
+        if end >= 0:
+            pending = pending[end + 1:]
+        elif not (data := source.read1(STREAM_READ)):
+            raise http.client.IncompleteRead(pending)
+        else:
+            pending += data
 
 
 def _relay_whole(handler, answer: http.client.HTTPResponse, data: bytes) -> None:

@@ -70,10 +70,13 @@ _ANTHROPIC_KEYS = (b'"usage"', b'"stop_reason"', b'"model"')
 _RESPONSES_KEYS = (b'"response.completed"', b'"response.incomplete"', b'"response.failed"')
 # A Chat Completions chunk carries "model" and, once usage is asked for, '"usage": null' and
 # '"finish_reason": null' every time: such a chunk is read only when one of them is not null or
-# its model is not the one already read. Counted, not searched event by event: a piece of many
-# text deltas is passed over at the speed of ``bytes.count``.
+# its model is not the one already read. Those are found in a whole piece at once: a usage or
+# finish reason that is not null by one search each (``_CHAT_SET``, a literal first, so it runs at
+# the speed of ``bytes.find``), another model by counting (every event says the same one). Halving
+# the piece and counting again, as for the other protocols, cost more here than relaying it.
 _CHAT_NULLABLE = tuple((b'"%s"' % key, (b'"%s":null' % key, b'"%s": null' % key)) for key in (b"usage", b"finish_reason"))
 _CHAT_MODEL = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"')
+_CHAT_SET = tuple(re.compile(rb'"%s"\s*:\s*+(?!null)' % key) for key in (b"usage", b"finish_reason"))
 
 
 class StreamReader:
@@ -100,7 +103,11 @@ class StreamReader:
     def _read(self, lines: bytes) -> None:
         """Read the events of whole lines that may change the usage: runs that cannot are passed over
         whole, halving the lines until the few events that matter are found (a stream's first, its
-        last and its finish, among hundreds of text deltas)."""
+        last and its finish, among hundreds of text deltas); Chat Completions' are searched for."""
+        if self.protocol == "chat":
+            for start in self._chat_lines(lines):
+                self._line(lines[start:lines.find(b"\n", start)].rstrip(b"\r"))
+            return
         if not lines or not self._may_change(lines):
             return
         first = lines.find(b"\n") + 1
@@ -111,6 +118,26 @@ class StreamReader:
         cut = first if cut in (0, len(lines)) else cut
         self._read(lines[:cut])
         self._read(lines[cut:])
+
+    def _chat_lines(self, lines: bytes) -> list[int]:
+        """Where the Chat Completions events of ``lines`` that may change the usage start, in order:
+        a usage or finish reason that is not null, or a model other than the one before it."""
+        starts = {lines.rfind(b"\n", 0, found.start()) + 1 for key in _CHAT_SET for found in key.finditer(lines)}
+        models = lines.count(b'"model"')
+        if models and (self._model is None or lines.count(self._model) != models):
+            before, previous_line = self._model, -1
+            for found in _CHAT_MODEL.finditer(lines):
+                line = lines.rfind(b"\n", 0, found.start()) + 1
+                if line == previous_line:  # two models in one event: read the next one whatever it says
+                    before = None
+                elif found.group() != before:
+                    starts.add(line)
+                    before = found.group()
+                    rest = lines.find(b"\n", found.end())
+                    if lines.count(before, rest) == lines.count(b'"model"', rest):
+                        break  # the same model from here on (as a stream says it, event after event)
+                previous_line = line
+        return sorted(starts)
 
     def _line(self, line: bytes) -> None:
         if not line.startswith(b"data:"):

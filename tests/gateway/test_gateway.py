@@ -307,3 +307,128 @@ def test_calls_share_a_kept_upstream_connection_and_one_closed_while_idle_is_rep
         upstream.shutdown()
         upstream.server_close()
     assert len(seen) == 3 and seen[0] == seen[1] != seen[2]
+
+
+def test_a_slow_record_holds_up_neither_the_answer_nor_the_account() -> None:
+    # The node's database write took tens of ms a call, and the CLI's last chunk waited for it. Now
+    # the CLI has its answer at once; the call is in ``calls`` before the last chunk (the CLI may exit
+    # then), and ``stop()`` returns only once ``on_call`` has every call, in order.
+    import threading
+
+    released, recorded = threading.Event(), []
+
+    def on_call(call) -> None:
+        released.wait(60)
+        recorded.append(call)
+
+    with ScriptedLLMServer(lambda protocol, body: text("done here", usage=USAGE)) as server:
+        config = GatewayConfig(provider="openai", base_url=server.base_url("openai"), api_key_env="GW_KEY")
+        gw = open_gateway(config, on_call=on_call)
+        answer = http(gw).post("http://127.0.0.1:4780/v1/chat/completions", json={  # read to the body's end
+            "model": "gpt-4.1", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
+        assert answer.status_code == 200 and answer.text.endswith("data: [DONE]\n\n")
+        assert len(gw.calls) == 1 and recorded == []  # answered and accounted while the write is still going on
+        released.set()
+        gw.stop()
+    assert recorded == gw.calls and recorded[0].output_tokens == 34
+
+
+def test_a_record_that_fails_is_raised_when_the_gateway_stops(server) -> None:
+    def on_call(call) -> None:
+        raise OSError("the results database is gone")
+
+    config = GatewayConfig(provider="openai", base_url=server.base_url("openai"), api_key_env="GW_KEY")
+    with pytest.raises(OSError, match="database is gone"):
+        with open_gateway(config, on_call=on_call) as gw:
+            openai_client(gw).chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+    assert len(gw.calls) == 1
+
+
+def test_concurrent_calls_through_the_bridge_are_each_accounted_once() -> None:
+    # Four CLI connections at once through the bridge (each handed over to the gateway), sharing the
+    # kept upstream connections: every call is accounted with its own tokens, and recorded once.
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evoci.gateway import bridge
+
+    def reply(protocol, body):
+        n = int(body["messages"][0]["content"])
+        return text("x" * n, usage={"input_tokens": 1000 + n, "output_tokens": n, "cached_tokens": 0})
+
+    recorded = []
+    with ScriptedLLMServer(reply) as server:
+        config = GatewayConfig(provider="openai", base_url=server.base_url("openai"), api_key_env="GW_KEY",
+                               max_calls=100)
+        with open_gateway(config, on_call=recorded.append) as gw:
+            listener = bridge.listen(0)
+            threading.Thread(target=bridge.serve, args=(listener, str(gw.socket_path)), daemon=True).start()
+            client = openai.OpenAI(base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key=DUMMY_KEY,
+                                   max_retries=0)
+
+            def call(n: int) -> str:
+                chunks = client.chat.completions.create(model="gpt-4.1", stream=True,
+                                                        messages=[{"role": "user", "content": str(n)}])
+                return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+            with ThreadPoolExecutor(4) as pool:
+                said = list(pool.map(call, range(1, 41)))
+            gw.verdict()
+    assert said == ["x" * n for n in range(1, 41)]
+    assert sorted((c.input_tokens, c.output_tokens) for c in recorded) == [(1000 + n, n) for n in range(1, 41)]
+    assert recorded == gw.calls and all(c.error is None for c in recorded)
+
+
+def test_only_a_connected_socket_is_taken_over_from_the_bridge(server, tmp_path) -> None:
+    # The hand-off socket is inside the sandbox: whatever an agent passes there is served as a CLI's
+    # connection only when it is one; a file, a listening socket or nothing at all is closed unread.
+    import array
+    import socket
+
+    from evoci.gateway import HANDOFF_NAME
+
+    def handed(sock: socket.socket, fd: int | None) -> None:
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] if fd is not None else []
+        sock.sendmsg([b"\0"], rights)
+
+    with gateway(server) as gw:
+        bridge = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        bridge.connect(str(gw.socket_path.with_name(HANDOFF_NAME)))
+        (tmp_path / "file").write_text("not a socket")
+        listening = socket.socket()
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        with open(tmp_path / "file", "rb") as file:
+            for fd in (file.fileno(), listening.fileno(), None):
+                handed(bridge, fd)
+        cli, theirs = socket.socketpair()
+        handed(bridge, theirs.fileno())
+        theirs.close()
+        body = json.dumps({"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}).encode()
+        cli.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                    b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+        answer = b""
+        while data := cli.recv(65536):
+            answer += data
+        assert answer.startswith(b"HTTP/1.1 200") and b"done here" in answer
+        expect_accounted(gw, server, "gpt-4.1", "stop")
+        bridge.close()
+        listening.close()
+        cli.close()
+
+
+def test_without_the_hand_off_socket_the_bridge_pipes_the_connection(server) -> None:
+    import threading
+
+    from evoci.gateway import HANDOFF_NAME, bridge
+
+    with gateway(server) as gw:
+        gw.socket_path.with_name(HANDOFF_NAME).unlink()  # as a gateway without hand-offs
+        listener = bridge.listen(0)
+        threading.Thread(target=bridge.serve, args=(listener, str(gw.socket_path)), daemon=True).start()
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key=DUMMY_KEY,
+                               max_retries=0)
+        for _ in range(2):
+            assert client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}]
+                                                  ).choices[0].message.content == "done here"
+        assert len(gw.calls) == 2
