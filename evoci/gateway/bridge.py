@@ -14,7 +14,6 @@ It is run with the sandbox's ``python3`` (standard library only) before the agen
 child that serves until the sandbox ends (its PID namespace or container dies with it).
 """
 
-import array
 import os
 import socket
 import sys
@@ -73,7 +72,7 @@ class Handoff:
                 if fresh:
                     self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                     self.sock.connect(self.path)
-                rights = array.array("i", [client.fileno()])
+                rights = client.fileno().to_bytes(4, sys.byteorder)  # a C int; no import a sandbox's python may lack
                 self.sock.sendmsg([b"\0"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
                 return True
             except OSError:
