@@ -64,8 +64,8 @@ class CLRecorder:
         run.facts.iteration(IterationRow(
             run_id=run.run_id, task_id=issue.instance_id, iteration=stage, attempt=attempt, status=grade.status,
             outcomes=grade.outcomes, patch_applied=grade.patch_applied, programmer=prediction.outcome,
-            tampered_files=grade.overridden, integrity_flags=grade.integrity_flags, started_at=started,
-            finished_at=finished, wall_s=wall_s, test_s=grade.duration_s))
+            tampered_files=sorted({*prediction.tampered, *grade.overridden}), integrity_flags=grade.integrity_flags,
+            started_at=started, finished_at=finished, wall_s=wall_s, test_s=grade.duration_s))
         run.facts.grading(run.run_id, issue.instance_id, stage, status=grade.status, apply_method=grade.apply_method,
                           overridden=grade.overridden, collisions=grade.collisions, exit_code=grade.exit_code,
                           output_tail=grade.output_tail, attempt=attempt)

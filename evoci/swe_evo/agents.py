@@ -36,6 +36,10 @@ class Prediction:
 
     patch: str | None
     outcome: AgentOutcome = field(default_factory=AgentOutcome)
+    # What the harness removed from the agent's workspace before taking its diff (a planted .git, a
+    # link or FIFO at .evoci, a special file, a path too long for git): recorded as tampering.
+    # A class-level default, so a prediction cached before this field existed still reads as ().
+    tampered: tuple[str, ...] = ()
 
 
 def resolve_agent(config: AgentConfig) -> AgentConfig:
@@ -100,9 +104,11 @@ def run_workspace_agent(config: AgentConfig, task: TaskSpec, requirement: str, s
         agent = _llm(config, system_prompt)
     outcome = agent.run(ctx)
     discard_over_budget(outcome, sandbox, lambda: workspace.checkout(start_sha))
+    # The commit would remove these silently; named here, they are recorded as SWE-CI's are.
+    planted = (*workspace.purge_nested_git(), *workspace.reclaim_harness_dir())
     sha = workspace.commit(1, f"evoci: the agent's prediction ({outcome.status.value})")
     patch = workspace.repo.git.diff("--binary", start_sha, sha)
-    return Prediction(patch + "\n" if patch else "", outcome)
+    return Prediction(patch + "\n" if patch else "", outcome, tampered=tuple(sorted(set(planted))))
 
 
 class _PromptedCommand(CommandAgent):

@@ -57,7 +57,8 @@ class EvoRecorder:
         run.facts.iteration(IterationRow(
             run_id=run.run_id, task_id=instance.instance_id, iteration=1, status=grade.status,
             outcomes=grade.outcomes, patch_applied=grade.patch_applied, programmer=prediction.outcome,
-            tampered_files=grade.overridden, integrity_flags=grade.integrity_flags, started_at=started, finished_at=now(), wall_s=wall_s,
+            tampered_files=sorted({*prediction.tampered, *grade.overridden}), integrity_flags=grade.integrity_flags,
+            started_at=started, finished_at=now(), wall_s=wall_s,
             test_s=grade.duration_s))
         run.facts.grading(run.run_id, instance.instance_id, 1, status=grade.status, apply_method=grade.apply_method,
                           overridden=grade.overridden, collisions=grade.collisions, exit_code=grade.exit_code,
