@@ -3,7 +3,8 @@
 An agent's commands write straight into the task's workspace (bind-mounted, in both sandboxes),
 so the disk that holds evoci's home is theirs to fill: per-file and tmpfs caps do not bound the
 sum. While a command runs on a workspace that is not ephemeral, ``DiskWatch`` measures the
-workspace's disk usage (``st_blocks`` of every entry, links never followed) and kills the command
+workspace's disk usage (every entry's ``st_blocks``, but at least its length and one block:
+``_sizes``; links never followed) and kills the command
 as soon as it exceeds its budget: the usage when the command started plus an allowance
 (``workspace_growth_bytes``, a sandbox option). A last measurement when the command ends catches
 a command that finished between two polls.
@@ -32,12 +33,16 @@ from evoci import treefs
 
 GIB = 1024**3
 DEFAULT_GROWTH_BYTES = 2 * GIB
+# What an entry costs at least (one block): the allowance then also bounds how many files and
+# inodes a command can add (2 GiB: half a million), which st_blocks alone does not for empty files.
+ENTRY_BYTES = 4096
 MIN_INTERVAL_S = 0.05
 INTERVAL_FACTOR = 5.0  # sleep five walks between two walks: polling takes at most a sixth of one core
 
 
 def disk_usage(root: Path, stop_above: int | None = None) -> int:
-    """Bytes the tree at ``root`` occupies on disk (``st_blocks`` × 512, links never followed).
+    """Bytes the tree at ``root`` is charged (``st_blocks`` × 512, at least each file's length and one
+    block: ``_sizes``; links never followed).
 
     Any depth, one descriptor per walk (``evoci.treefs``'s way: down by name, up through ``..``);
     a folder the command locked is given its owner's permissions back. Entries that vanish while
@@ -78,18 +83,23 @@ def disk_usage(root: Path, stop_above: int | None = None) -> int:
 
 
 def _sizes(fd: int) -> tuple[list[str], int]:
-    """The subfolders of the open folder ``fd`` and the bytes its other entries occupy."""
-    folders, blocks = [], 0
+    """The subfolders of the open folder ``fd`` and the bytes its other entries are charged.
+
+    An entry is charged the larger of what it occupies, its length and ``ENTRY_BYTES``: a sparse
+    file occupies nothing but git reads (and hashes) its whole length, and empty files occupy
+    nothing but each takes one of the disk's inodes, of which the host has a fixed number."""
+    folders, charged = [], 0
     with os.scandir(fd) as entries:
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     folders.append(entry.name)
                 else:
-                    blocks += entry.stat(follow_symlinks=False).st_blocks
+                    st = entry.stat(follow_symlinks=False)
+                    charged += max(st.st_blocks * 512, st.st_size, ENTRY_BYTES)
             except OSError:  # gone since the listing
                 continue
-    return folders, blocks * 512
+    return folders, charged
 
 
 def size_text(n: int) -> str:

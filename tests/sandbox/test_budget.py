@@ -84,3 +84,20 @@ def test_usage_follows_no_link_and_counts_folders_past_the_longest_path(tmp_path
         assert disk_usage(tree) > 8 * MIB
     finally:
         treefs.clear(tree)  # deeper than pytest's own clean-up of old temporary folders can remove
+
+
+def test_sparse_files_and_empty_files_count_for_what_they_cost_the_host(tmp_path):
+    # A sparse file occupies nothing, but git reads its whole length; an empty file occupies
+    # nothing, but takes one of the disk's inodes. Neither may pass the budget unseen.
+    (tmp_path / "sparse").mkdir()
+    (tmp_path / "many").mkdir()
+    sparse = run(tmp_path / "sparse", """
+        for i in range(64):
+            with open(f"hole-{i}", "wb") as f:
+                f.truncate(64 << 20)
+    """, 16 * MIB)
+    many = run(tmp_path / "many", """
+        for i in range(100_000):
+            open(f"empty-{i}", "w").close()
+    """, 16 * MIB)
+    assert sparse.over_budget and many.over_budget
