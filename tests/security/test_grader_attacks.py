@@ -9,7 +9,8 @@ show the attempt where SWE-CI's iteration shows it (``tampered_files`` or ``inte
 
 SWE-Bench-CL grades with the same grader (``evoci.swebench.grade``); its own red-team tests are in
 ``test_swe_bench_cl_attacks.py``. The default run replays four (the private channel, runner
-look-alikes, a planted repository, a link at the harness's folder); ``EVOCI_TEST_ALL=1`` replays them all.
+look-alikes, a planted repository, a link at the harness's folder) in the local sandbox;
+``EVOCI_TEST_ALL=1`` replays them all, in both sandboxes.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import json
 
 import pytest
 
-from evoci.domain import AgentConfig, RunConfig
+from evoci.domain import AgentConfig, RunConfig, SandboxConfig
 from evoci.flows.swe_evo import swe_evo
 from tests.conftest import FULL_MATRIX
 from tests.flows.helpers import query
+from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)
 from tests.security.attacks import ATTACKS, Attack
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
@@ -44,6 +46,16 @@ REPLAYED_TAMPERED = {"deep_folders": tuple(p for a in ATTACKS if a.name == "deep
 REPLAYED = [a for a in ATTACKS if a.name not in CONTAINMENT and (FULL_MATRIX or a.name in DEFAULT)]
 
 
+SANDBOXES = ["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.heavy])]
+
+
+@pytest.fixture(params=SANDBOXES)
+def sandbox(request) -> SandboxConfig:
+    if request.param == "docker":
+        request.getfixturevalue("base_image")
+    return SandboxConfig(kind=request.param)
+
+
 @pytest.fixture(scope="module")
 def one_instance(tmp_path_factory):
     from evoci.swe_evo.demo import build_swe_evo_demo
@@ -56,13 +68,15 @@ def one_instance(tmp_path_factory):
 
 
 @pytest.mark.parametrize("attack", REPLAYED, ids=[a.name for a in REPLAYED])
-def test_a_swe_evo_agent_attacking_the_grader_resolves_nothing_and_is_recorded(attack: Attack, one_instance, tmp_path):
+def test_a_swe_evo_agent_attacking_the_grader_resolves_nothing_and_is_recorded(attack: Attack, sandbox, one_instance,
+                                                                              tmp_path):
     program = attack.program({"reversed_token": "x", "port": 9, "marker": str(tmp_path / "marker"),
                               "outside": str(tmp_path / "outside")}).replace("semverkit", "kvconf")
     # The program travels in the environment: command templates are str.format()ted.
     agent = AgentConfig(kind="command", options={"command": ["python", "-c", "import os; exec(os.environ['HOSTILE'])"],
                                                  "env": {"HOSTILE": program}, "timeout_s": 300})
-    config = RunConfig(protocol="swe-evo", programmer=agent, run_id=f"grader-{attack.name}", test_timeout_s=300)
+    config = RunConfig(protocol="swe-evo", programmer=agent, run_id=f"grader-{attack.name}-{sandbox.kind}",
+                       sandbox=sandbox, test_timeout_s=300)
     [summary, *_] = swe_evo(str(one_instance), config, home=str(tmp_path / "home"))
     db = tmp_path / "home" / "evoci.duckdb"
 
