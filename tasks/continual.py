@@ -25,7 +25,7 @@ from evoci.sandbox import open_sandbox
 from evoci.swe_bench_cl.agents import BASELINES, baseline_patch, workspace_patch
 from evoci.swe_bench_cl.loader import CLIssue
 from evoci.swe_evo.agents import Prediction
-from evoci.swebench.grade import Grade
+from evoci.swebench.grade import LAYOUT, Grade
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.tasks.swe_evo import EvoPrepared, evo_grade_task
 from evoci.workspace import Workspace
@@ -44,12 +44,13 @@ def cl_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
 
 
 def cl_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
-    """Invalidated by a different run, issue, cell, attempt, patch, environment, timeout or sandbox config."""
+    """Invalidated by a different run, issue, cell, attempt, patch, environment, timeout, sandbox config or
+    layout (where and as whom the tests run)."""
     run, prepared, patch = args["run"], args["prepared"], args["patch"]
     digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
     return _key("cl-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, args["stage"],
                 args["attempt"], digest, prepared.environment.content_hash, run.config.test_timeout_s,
-                run.config.sandbox.model_dump_json())
+                run.config.sandbox.model_dump_json(), LAYOUT.identity)
 
 
 @task(name="agent", task_run_name="agent a({stage},{issue.position}) #{attempt}", cache_key_fn=cl_agent_key,
