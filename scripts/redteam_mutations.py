@@ -288,6 +288,12 @@ MUTATIONS = [
         ("agent_disk_fill",),
     ),
     Mutation(
+        "capabilities_kept", "privileges in the sandbox (remounting read-only binds)", "evoci/sandbox/bwrap.py",
+        '"--unshare-user", "--cap-drop", "ALL", "--die-with-parent"',
+        '"--unshare-user", "--die-with-parent"',
+        ("remount_read_only",),
+    ),
+    Mutation(
         "over_budget_work_kept", "agent filling the host disk", "evoci/agents/base.py",
         "    restore()\n    outcome.status, outcome.message = AgentStatus.LIMIT",
         "    outcome.status, outcome.message = AgentStatus.LIMIT",

@@ -85,8 +85,8 @@ def available() -> str | None:
     exe = shutil.which("bwrap")
     if exe is None:
         return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
-    probe = [exe, "--unshare-all", "--unshare-user", "--die-with-parent", *_system_binds(), "--proc", "/proc",
-             "--dev", "/dev", "--", "/bin/true"]
+    probe = [exe, "--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", *_system_binds(),
+             "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
     from evoci.sandbox.process import run_process  # process.py is the one place that starts processes
 
     try:
@@ -122,7 +122,11 @@ def command(
     """
     from evoci.gateway import endpoint as gateway  # here: evoci.gateway imports the agents, which import sandboxes
 
-    argv = ["bwrap", "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    # Started by a root harness, bubblewrap leaves the command every capability of its user namespace,
+    # in which the host's root is mapped: it could remount a read-only bind read-write and write the
+    # host folder behind it (the environment, the source of a grading tree). Run by anyone else it
+    # keeps none. Drop them all, whoever starts it.
+    argv = ["bwrap", "--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
     if layout.as_root:
         argv += ["--uid", "0", "--gid", "0"]
     home, top = sandbox_home(layout), layout.root

@@ -42,8 +42,13 @@ _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 class LocalSandbox:
     """A folder on this machine plus a built virtualenv (see the module docstring)."""
 
-    # Commands may create user namespaces (bubblewrap nests): a CLI's own sandbox starts inside.
-    user_namespaces = True
+    @property
+    def user_namespaces(self) -> bool:
+        """Whether a command can start a sandbox of its own inside (a CLI's: Codex's). Under a harness
+        run as root the command is uid 0 without any capability (``bwrap.command``'s ``--cap-drop``),
+        where a nested bubblewrap takes itself for privileged and fails; the CLI then runs without
+        its own sandbox, as in a Docker container: evoci's is the sandbox."""
+        return os.geteuid() != 0
 
     def __init__(
         self,

@@ -498,3 +498,38 @@ for i in range(1024):
         f.write(chunk)
 """),
 ]
+
+# Privileges inside the sandbox: a harness run as root started bubblewrap as root, and the command
+# inside kept every capability of its user namespace, in which the host's root is mapped. It could
+# remount a read-only bind read-write and write the host folder behind it: the task's environment
+# (its site-packages, shared by every run of that environment), or during the test run the source
+# the grading tree is copied from. The probe is named by the canary token (``remounted-…``); the
+# test looks for it on the host.
+REMOUNT = '''
+import os as _os, subprocess as _sp, sys as _sys
+def _remount_and_write(name):
+    # Only folders mounted from the host count: a container's own layer (Docker's image venv) is
+    # gone with the container, and every command gets a fresh one.
+    with open("/proc/self/mountinfo") as _f:
+        _mounts = {_line.split()[4] for _line in _f}
+    wrote = []
+    for _path in (_sys.prefix, "/evoci-src"):
+        if _path not in _mounts:
+            continue
+        _sp.run(["mount", "-o", "remount,bind,rw", _path], capture_output=True)
+        try:
+            with open(_os.path.join(_path, name), "w") as _f:
+                _f.write("a sandboxed command wrote this host folder")
+            wrote.append(_path)
+        except OSError:
+            pass
+    return wrote
+'''
+ATTACKS += [
+    Attack("remount_read_only", "privileges in the sandbox (remounting read-only binds)", expect="honest", recorded=None,
+           code=f"""
+exec({REMOUNT!r})
+write("found.json", json.dumps(_remount_and_write("remounted-" + P["reversed_token"][::-1][:12])))
+append({REMOUNT!r} + "_remount_and_write('remounted-' + " + repr(P["reversed_token"][::-1][:12]) + ")\\n")
+"""),
+]

@@ -171,6 +171,8 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
     assert accepted == [], "sandboxed code reached a loopback server"
     found = _found(lab["home"], summary.run_id)
     assert found in (None, [], False), f"{attack.name} found {found}"
+    probe = "remounted-" + token[:12]  # what a command that could write a read-only host folder leaves
+    assert not [top for top, _, files in os.walk(lab["home"].parent) if probe in files], "a read-only bind was written"
 
 
 def _found(home, run_id):
