@@ -172,7 +172,21 @@ def test_a_hostile_programmer_cannot_change_its_grade(attack: Attack, sandbox, l
     found = _found(lab["home"], summary.run_id)
     assert found in (None, [], False), f"{attack.name} found {found}"
     probe = "remounted-" + token[:12]  # what a command that could write a read-only host folder leaves
-    assert not [top for top, _, files in os.walk(lab["home"].parent) if probe in files], "a read-only bind was written"
+    assert not _probes(lab["home"].parent, probe), "a read-only bind was written"
+
+
+def _probes(root: Path, name: str) -> list[str]:
+    """Folders under ``root`` holding a file ``name``: a read-only bind (an environment, the source of
+    a grading tree) sits a few levels down, so the walk stops 40 levels down, above an attack's deep
+    trees (``deep_folders``), which ``os.walk`` would recurse into past Python's limit."""
+    depth = str(root).count(os.sep)
+    found = []
+    for top, folders, files in os.walk(root):
+        if top.count(os.sep) - depth >= 40:
+            folders[:] = []
+        if name in files:
+            found.append(top)
+    return found
 
 
 def _found(home, run_id):
