@@ -15,7 +15,9 @@ equal). Each answer streams ``--chars`` characters in 16-character chunks, ``--p
 (0: as fast as the server can write, the worst case; a hosted model streams tens of ms apart).
 The gateway keeps its transcript in a file, as a flow's node has it. With ``--record`` each call is
 also written to a results database as the node writes it (``Facts.call``, an ``agent_calls``
-row), and the tokens compared are those of the database's rows.
+row, written behind), and the tokens compared are those of the database's rows. Both calls ask
+for the usage chunk (``stream_options.include_usage``), as the gateway does for every streamed
+Chat Completion, so both answers have the same events.
 
     .venv/bin/python benchmarks/gateway.py [--calls 200] [--chars 4000] [--pace-ms 0] [--record]
 """
@@ -42,7 +44,10 @@ PORT = 47811
 CLIENT = """
 import http.client, json, sys, time, urllib.parse
 direct, gateway, calls = urllib.parse.urlsplit(sys.argv[1]), urllib.parse.urlsplit(sys.argv[2]), int(sys.argv[3])
-body = json.dumps({"model": "gpt-4.1", "stream": True, "messages": [{"role": "user", "content": "go"}]})
+# Asking for the usage chunk, as the gateway does for every streamed Chat Completion: else the
+# gateway's answer has one event more than the direct one (a whole pace interval, paced).
+body = json.dumps({"model": "gpt-4.1", "stream": True, "stream_options": {"include_usage": True},
+                   "messages": [{"role": "user", "content": "go"}]})
 def call(url):
     started = time.perf_counter()
     conn = http.client.HTTPConnection(url.hostname, url.port)
@@ -105,6 +110,8 @@ def main() -> None:
             sys.exit(f"the client failed: {done.stderr[-2000:]}")
         pairs = json.loads(done.stdout)
         gw.stop()  # every call recorded
+        if args.record:
+            facts.flush()  # the rows the write-behind thread has not written yet, as the node's next write does
         recorded = gw.totals() if not args.record else _rows(db)
     stop.set()
     sent = urls.get(timeout=60) - len(pairs) - 5  # the server's count, less the direct calls and their warm-up

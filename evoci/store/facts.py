@@ -13,6 +13,12 @@ instead, which the node task running them retries.
 On a PostgreSQL store (``evoci.store.postgres``) the same statements are transactions on the
 server: no lock to wait for, so no spool.
 
+A model call is written behind (``call``): its row goes to the spool at once, which a killed
+process does not lose, and a thread writes the spool to the file moments later. A synchronous
+write took 75–110 ms a call (open the file, check the lease, commit), and the model gateway
+holds the agent's next request until the last call is recorded: an agent CLI calling back to
+back waited that long each time.
+
 Every text written is ``recordable`` first. Paths and test ids come from trees an agent shaped:
 a name with a byte that is no UTF-8 (``b"\\xff"``) reads in Python as a lone surrogate, which
 neither DuckDB nor PostgreSQL takes, so one such name would cost the whole iteration's row.
@@ -23,6 +29,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from evoci.agents.base import AgentOutcome
-from evoci.errors import DatabaseLocked
+from evoci.errors import DatabaseLocked, EvociError, LeaseLost
 from evoci.identity import changes
 from evoci.settings import location
 from evoci.store import lease
@@ -279,8 +287,23 @@ class Facts:
                       [run_id, task_id, r.attempt, r.module, r.distribution, environment_hash]) for r in records])
 
     def call(self, run_id: str, task_id: str, iteration: int, role: str, outcome: AgentOutcome, index: int) -> None:
-        """Record one model call as soon as it is answered (a run killed mid-node keeps what it paid for)."""
-        self._write([_call([run_id, task_id, iteration, 0], role, outcome, index, outcome.calls[index])])
+        """Record one model call as soon as it is answered (a run killed mid-node keeps what it paid for).
+
+        Into the spool at once, into the file moments later (the module's docstring says why); every
+        later write of this or any process replays it first. A lease the clock says may have passed
+        on, or a spool that cannot be written, takes the synchronous path, which decides and says.
+        """
+        batch = [_call([run_id, task_id, iteration, 0], role, outcome, index, outcome.calls[index])]
+        if self.spool is None:
+            self._write(batch)
+            return
+        try:
+            lease.check(self.path)
+            self.spool.add([(sql, _recordable(params)) for sql, params in batch])
+        except (LeaseLost, OSError):
+            self._write(batch)
+            return
+        _behind.soon(self.path)
 
     def interrupted_calls(self, run_id: str, task_id: str, iteration: int, role: str, outcome: AgentOutcome) -> None:
         """Keep the calls of an agent attempt that an infrastructure failure cut short (they were paid for)."""
@@ -292,6 +315,53 @@ class Facts:
         error_type = type(error).__name__ if isinstance(error, BaseException) else "Error"
         self._write([("insert into failures values (?, ?, ?, ?, ?, ?, ?, ?) on conflict do nothing",
                       [run_id, task_id, iteration, node, kind, error_type, str(error), _now()])])
+
+
+class _WriteBehind:
+    """Writes each database's spool shortly after a call was spooled: one thread per file, while there is work."""
+
+    QUIET_S = 0.2  # calls answered within this of each other go in one transaction
+    WAIT_S = 2.0  # a file held longer by another process is left to the next write
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wanted: set[Path] = set()
+        self.threads: dict[Path, threading.Thread] = {}
+
+    def soon(self, path: Path) -> None:
+        with self.lock:
+            self.wanted.add(path)
+            if path not in self.threads:
+                self.threads[path] = threading.Thread(target=self._run, args=(path,), name="evoci-write-behind",
+                                                      daemon=True)
+                self.threads[path].start()
+
+    def _run(self, path: Path) -> None:
+        while True:
+            time.sleep(self.QUIET_S)
+            with self.lock:
+                if path not in self.wanted:
+                    del self.threads[path]
+                    return
+                self.wanted.discard(path)
+            try:
+                Facts(path, wait_s=self.WAIT_S).flush()
+            except (EvociError, OSError) as exc:  # the batches stay in the spool: the next write has them
+                log.debug("model calls left in the spool of %s for the next write: %s", path, exc)
+
+    def drain(self, timeout_s: float = 30.0) -> None:
+        """Wait until every spooled call was given its try (tests, and a caller about to read the file)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                threads = list(self.threads.values())
+            if not threads:
+                return
+            for thread in threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+
+_behind = _WriteBehind()
 
 
 def _run(run_id: str, protocol: str, dataset: str, max_iterations: int | None, config_hash: str,

@@ -95,3 +95,34 @@ def test_parallel_processes_never_fail_on_the_database_lock(tmp_path):
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     assert counts(db)["iterations"] == 180 and counts(db)["test_results"] == 3600
+
+
+CALL_THEN_DIE = textwrap.dedent("""
+    import os, sys
+    from evoci.agents.base import AgentOutcome, ModelCall
+    from evoci.store import Facts
+    paid = AgentOutcome(node_run="n1", calls=[ModelCall(model="m", provider="openai", input_tokens=7, output_tokens=3)])
+    Facts(sys.argv[1]).call("r", "t", 1, "programmer", paid, 0)
+    os._exit(0)  # killed the moment the call was recorded: no thread, no exit handler runs
+""")
+
+
+def test_a_model_call_reaches_the_file_moments_later_and_survives_a_kill_the_moment_it_was_recorded(tmp_path):
+    from evoci.store.facts import _behind
+
+    db = tmp_path / "r.duckdb"
+    Facts(db).run("r", protocol="swe-ci", dataset="d", max_iterations=3, config_hash="h", config={})
+    paid = AgentOutcome(node_run="n0", calls=[ModelCall(model="m", provider="openai", input_tokens=10)])
+    Facts(db).call("r", "t", 1, "architect", paid, 0)
+    _behind.drain()  # no other write comes: the write-behind thread alone puts it in the file
+    assert counts(db)["agent_calls"] == 1
+
+    died = subprocess.run([sys.executable, "-c", CALL_THEN_DIE, str(db)], capture_output=True, text=True, timeout=120)
+    assert died.returncode == 0, died.stderr
+    Facts(db).flush()  # what the next write, or any reading command, does first
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("select node_run, input_tokens, output_tokens from agent_calls order by node_run"
+                           ).fetchall() == [("n0", 10, 0), ("n1", 7, 3)]
+    finally:
+        con.close()
