@@ -54,11 +54,15 @@ def test_div():
 """
 
 
-def calc_repo(path: Path, *, slow_s: float = 0.0) -> Path:
+def calc_repo(path: Path, *, slow_s: float = 0.0, regression_s: float = 0.0) -> Path:
     """base: add only (2 of 5 oracle tests pass). Then sub; a refactor that breaks add for
     negatives (a regression) and adds mul; the fix plus div (the oracle, 5 of 5).
-    ``slow_s`` makes every test run of the oracle's tests take at least that long."""
-    slow = {"tests/conftest.py": f"import time\ntime.sleep({slow_s})\n"} if slow_s else {}
+    ``slow_s`` makes every test run of the oracle's tests take at least that long;
+    ``regression_s`` adds that much to the test runs of the regressing code (the replay's iteration 2)."""
+    slow = {"tests/conftest.py": (
+        f"import pathlib, time\ntime.sleep({slow_s})\n"
+        "if 'abs(a)' in (pathlib.Path(__file__).parents[1] / 'src/calc/__init__.py').read_text():\n"
+        f"    time.sleep({regression_s})\n")} if slow_s or regression_s else {}
     return make_repo(path, [
         {"src/calc/__init__.py": CALC_V0, "tests/test_calc.py": "import calc\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
          "requirements.txt": ""},

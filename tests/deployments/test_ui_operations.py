@@ -173,7 +173,9 @@ def test_a_one_minute_cron_creates_a_run_that_completes(api, every_minute):
             runs = client.read_flow_runs(
                 flow_run_filter=FlowRunFilter(),
                 deployment_filter=DeploymentFilter(name=DeploymentFilterName(any_=[EVERY_MINUTE])))
-        assert not any(r.state.is_failed() or r.state.is_crashed() for r in runs if r.state), runs
+        bad = [f"{r.name}: {r.state.name}: {r.state.message}" for r in runs
+               if r.state and (r.state.is_failed() or r.state.is_crashed())]
+        assert not bad, (bad, (every_minute.parent / "serve.log").read_text()[-6000:])
         return next((r for r in runs if r.auto_scheduled and r.state.is_completed()), None)
 
     run = wait_for("a scheduled run to complete", completed_scheduled_run, 150, every_s=1)

@@ -34,11 +34,12 @@ def alive(pid: int) -> bool:
 def start(tmp_path):
     """``evoci run`` of a task whose test runs take ≥ 5 s, with its own temporary Prefect server.
 
-    The test sees iteration 1 by reading the results file, which waits while the run writes it;
-    on a loaded machine 1 s test runs let the task reach its solving iteration 3 (``done``)
-    before the signal came. With 5 s ones, iterations 2 and 3 still have ≥ 10 s of work."""
+    The test sees iteration 1 by reading the results file, which it cannot open while the run
+    writes it; on a loaded machine 1 s test runs let the task reach its solving iteration 3
+    (``done``) before the signal came, and so did 5 s ones once on CI. Iteration 2's test run
+    (the regressing code) takes 30 s more, so ≥ 40 s of work remain after iteration 1."""
     if not (tmp_path / "calc").exists():
-        calc_repo(tmp_path / "calc", slow_s=5.0)
+        calc_repo(tmp_path / "calc", slow_s=5.0, regression_s=30.0)
         write_dataset(tmp_path / "signals.jsonl", [
             {"task_id": "calc", "repo": "calc", "base_ref": "base", "oracle_ref": "oracle"}])
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
@@ -54,13 +55,15 @@ def servers(tmp_path) -> list[int]:
     return [json.loads(p.read_text())["server_pid"] for p in folder.glob("*.json")] if folder.is_dir() else []
 
 
-def wait_for_iteration_1(db, proc) -> None:
+def wait_for_iteration_1(db, proc) -> set[int]:
+    """The iterations recorded when iteration 1 was first seen."""
     deadline = time.monotonic() + 900  # a busy machine starts Prefect's server slowly
     try:
-        while 1 not in recorded_iterations(db):
+        while 1 not in (seen := recorded_iterations(db)):
             assert proc.poll() is None, proc.communicate()[0]
             assert time.monotonic() < deadline, "the run made no progress"
             time.sleep(0.1)
+        return seen
     except BaseException:
         proc.kill()  # never left running by a failed test
         proc.wait()
@@ -71,7 +74,7 @@ def wait_for_iteration_1(db, proc) -> None:
 def test_a_signal_stops_the_run_in_seconds_recorded_interrupted_and_the_same_command_resumes(tmp_path, signum):
     db = tmp_path / "home" / "evoci.duckdb"
     command, env, proc = start(tmp_path)
-    wait_for_iteration_1(db, proc)
+    seen = wait_for_iteration_1(db, proc)
     [server] = servers(tmp_path)
     sent = time.monotonic()
     proc.send_signal(signum)
@@ -82,7 +85,7 @@ def test_a_signal_stops_the_run_in_seconds_recorded_interrupted_and_the_same_com
     assert "run the same command again to resume" in out and signal.Signals(signum).name in out
     assert not alive(server), "the temporary Prefect server outlived the command"
     assert 5 not in recorded_iterations(db)  # it stopped; it did not run on to the end
-    assert query(db, "select status from tasks") == [("interrupted",)]
+    assert query(db, "select status from tasks") == [("interrupted",)], f"iterations recorded at the signal: {seen}"
     assert query(db, "select node, kind from failures") == [("flow", "interrupted")]
     assert query(db, "select count(*) from leases") == [(0,)]
 
