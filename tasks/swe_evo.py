@@ -14,6 +14,7 @@ from prefect import task
 from prefect.context import TaskRunContext
 from pydantic import BaseModel
 
+from evoci import treefs
 from evoci.agents.base import AgentOutcome
 from evoci.domain import DEPENDENCY_FILES, AgentConfig, EnvironmentSpec
 from evoci.logs import run_logger
@@ -29,7 +30,7 @@ from evoci.swe_evo.repos import open_repository
 from evoci.errors import EnvironmentInvalid
 from evoci.swebench.command import official_command
 from evoci.swebench.grade import Grade, GradeRequest, grade, grading_sandbox
-from evoci.swebench.validate import Validation, judge_base, test_file
+from evoci.swebench.validate import Validation, judge_base, judge_with_reference, test_file
 from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key, evo_validate_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, resolve
@@ -112,13 +113,27 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
     result = grade(request, git.Repo(prepared.repo), tree,
                    grading_sandbox(run.config.sandbox, prepared.environment, run.paths))
     verdict = judge_base(result, instance.p2p, prepared.environment.content_hash)
+    if not verdict.ok and verdict.failing and instance.answers.patch:
+        # Failing P2P tests whose test_patch version needs the release: the reference patch tells (validate.py).
+        reference = grade_request(instance, prepared, instance.answers.patch, run.config.test_timeout_s)
+        reference = reference.model_copy(update={"targets": [*verdict.failing,
+                                                             *sorted({test_file(t) for t in verdict.failing})]})
+        tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation-reference"
+        try:
+            verdict = judge_with_reference(verdict, grade(reference, git.Repo(prepared.repo), tree,
+                                                          grading_sandbox(run.config.sandbox, prepared.environment,
+                                                                          run.paths)))
+        finally:  # the release's code is the answer: it does not stay on disk while an agent works
+            treefs.remove(tree.parent, tree.name)
     if not verdict.ok:
         spec = f"the spec {instance.repo} {instance.spec_key}" if instance.spec else "an environment spec (--environments FILE)"
         raise EnvironmentInvalid(f"the test environment is not proven on the clean base: {verdict.reason}\n"
                                  f"Fix {spec} and run again; no agent was graded on this instance.")
     run_logger().info("instance %s: environment proven on the base — %d of %d PASS_TO_PASS pass, %d not collected "
-                      "there (%.1f s)", instance.instance_id, verdict.p2p_passing, verdict.p2p_total, verdict.p2p_absent,
-                      verdict.duration_s)
+                      "there (%.1f s)%s", instance.instance_id, verdict.p2p_passing, verdict.p2p_total, verdict.p2p_absent,
+                      verdict.duration_s,
+                      f"; {len(verdict.p2p_release_only)} of them only with the reference patch (their test_patch "
+                      "version needs the release)" if verdict.p2p_release_only else "")
     return verdict
 
 

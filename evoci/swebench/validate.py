@@ -14,6 +14,14 @@ command on the clean base with the ``test_patch`` (no patch of anyone's) and ask
    id this environment spells differently) is not, nor is any when the output says a module is
    missing (``No module named``): an environment that cannot import the package is caught.
 
+A PASS_TO_PASS test that fails there may still be no fault of the environment: public records
+list as pass-to-pass tests whose ``test_patch`` version needs the release's code (it calls an
+option the release adds), which fail on any base and pass once the release is in. Those are told
+apart by running the record's reference patch (harness-side, in a tree of its own) on just the
+tests that failed: every one that passes with it is accepted and counted (``p2p_release_only``);
+one that fails with the reference patch too is the environment's (a missing extra, a network
+the sandbox does not give, a folder the tree does not have), and the proof fails.
+
 If not, the instance is an ``environment_error``: reported, unscored, retried when the run is
 re-run, listed in ``run_completeness`` — never the agent's failure. The verdict names what to
 fix (the spec to change, the tests that failed and how).
@@ -39,6 +47,9 @@ class Validation(BaseModel):
     p2p_passing: int = 0
     p2p_absent: int = Field(0, description="P2P tests not collected at the base (tolerated while others ran).")
     not_passing: dict[str, str] = Field(default_factory=dict, description="P2P id → outcome at the base (first few).")
+    failing: list[str] = Field(default_factory=list, description="Every P2P test that failed at the base.")
+    p2p_release_only: list[str] = Field(default_factory=list,
+                                        description="P2P tests failing at the base that pass with the reference patch.")
     duration_s: float = 0.0
 
 
@@ -72,7 +83,30 @@ def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash
     if failing:
         shown = dict(list(failing.items())[:SHOWN])
         listed = ", ".join(f"{t} ({o})" for t, o in shown.items())
-        return Validation(ok=False, p2p_passing=passing, not_passing=shown,
+        return Validation(ok=False, p2p_passing=passing, not_passing=shown, failing=list(failing),
                           reason=f"{len(failing)} of {len(p2p)} PASS_TO_PASS tests do not pass on the clean base: {listed}"
                                  f"{' …' if len(failing) > SHOWN else ''}; output ends:\n{tail}", **common)
     return Validation(ok=True, p2p_passing=passing, **common)
+
+
+def judge_with_reference(base: Validation, reference: Grade) -> Validation:
+    """The verdict once the base's failing P2P tests were run with the reference patch (``base.failing``).
+
+    Proven when every one of them passes with it: they need the release's code, not another
+    environment. Otherwise the base's verdict stands, saying which failed with the reference too.
+    """
+    outcomes = {t: reference.outcomes.get(t, "missing") for t in base.failing}
+    still = {t: o for t, o in outcomes.items() if o not in PASSING}
+    duration = base.duration_s + reference.duration_s
+    if reference.status == "timeout" or still:
+        shown = dict(list(still.items())[:SHOWN]) if still else {}
+        listed = ", ".join(f"{t} ({o})" for t, o in shown.items())
+        why = ("the reference patch's run of them hit the test timeout" if reference.status == "timeout" else
+               f"{len(still)} of them fail with the record's reference patch too (the environment's, not the "
+               f"release's): {listed}{' …' if len(still) > SHOWN else ''}")
+        head, _, tail = base.reason.partition("; output ends:\n")
+        reason = f"{head}; {why}" + (f"; the base's output ends:\n{tail}" if tail else "")
+        return base.model_copy(update={"reason": reason, "duration_s": duration})
+    return base.model_copy(update={"ok": True, "reason": "", "not_passing": {}, "duration_s": duration,
+                                   "p2p_passing": base.p2p_passing + len(base.failing),
+                                   "p2p_release_only": list(base.failing)})

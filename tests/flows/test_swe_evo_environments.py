@@ -115,3 +115,47 @@ def test_an_environment_that_cannot_import_the_package_is_an_environment_error_n
     # retryable: the failed proof is not kept, so the same command proves the environment again
     main(command)
     assert query(db, "select count(*) from failures where node = 'flow' and kind = 'infrastructure'") == [(2,)]
+
+
+@pytest.fixture(scope="module")
+def gadgets(tmp_path_factory):
+    """A release whose ``test_patch`` rewrites a PASS_TO_PASS test to call an option the release adds,
+    as public records do: that test fails on any base and passes once the release is in."""
+    root = tmp_path_factory.mktemp("gadgets")
+    old_test = "from gadgets import area\n\ndef test_area():\n    assert area(2, 3) == 6\n"
+    new_test = ("from gadgets import area\n\ndef test_area():\n    assert area(2, 3, scale=2) == 12\n\n"
+                "def test_perimeter():\n    from gadgets import perimeter\n    assert perimeter(2, 3) == 10\n")
+    repo = make_repo(root / "repos" / "acme__gadgets", [
+        {"gadgets/__init__.py": "def area(w, h):\n    return w * h\n", "tests/test_area.py": old_test},
+        {"gadgets/__init__.py": "def area(w, h, scale=1):\n    return w * h * scale\n\n"
+                                "def perimeter(w, h):\n    return 2 * (w + h)\n", "tests/test_area.py": new_test}],
+        {"v1.0.0": 0, "v1.0.1": 1})
+    source = git.Repo(repo)
+    diff = lambda *paths: source.git.diff("v1.0.0", "v1.0.1", "--", *paths) + "\n"
+    folder = root / "records"
+    folder.mkdir()
+    (folder / "acme__gadgets_1.0.0_1.0.1.json").write_text(json.dumps({
+        "instance_id": "acme__gadgets_1.0.0_1.0.1", "repo": "acme/gadgets", "base_commit": source.commit("v1.0.0").hexsha,
+        "start_version": "v1.0.0", "end_version": "v1.0.1", "problem_statement": "Add perimeter() and a scale.",
+        "patch": diff("gadgets"), "test_patch": diff("tests"), "test_cmds": "pytest -rA", "log_parser": "parse_log_pytest",
+        "FAIL_TO_PASS": ["tests/test_area.py::test_perimeter"], "PASS_TO_PASS": ["tests/test_area.py::test_area"]}))
+    return folder, root / "repos"
+
+
+@pytest.mark.parametrize("agent, resolved", [("gold", True), ("empty", False)])
+def test_a_p2p_test_whose_test_patch_needs_the_release_is_proven_by_the_reference_patch_and_graded(
+        gadgets, home, tmp_path, agent, resolved):
+    folder, repos = gadgets
+    db = tmp_path / "results.duckdb"
+    specs = tmp_path / "gadgets-envs.json"
+    specs.write_text(json.dumps({"acme/gadgets": [{"versions": ["1.0"], "python": RUNNING, "packages": HARNESS}]}))
+    main(["run", str(folder), "--repos", str(repos), "--agent", agent, "--home", str(home), "--db", str(db),
+          "--environments", str(specs), "--test-timeout", "300"])
+    # test_area fails on the clean base + test_patch (no `scale` there) and passes with the reference patch:
+    # the environment is proven and the prediction scored (the empty one as no prediction), not an environment_error
+    rows = query(db, "select task_id, task_status, resolved, list_contains(flags, 'environment_error') "
+                     "from swe_evo_instances")
+    assert rows == [("acme__gadgets_1.0.0_1.0.1", "done", resolved, False)]
+    [(complete,)] = query(db, "select complete from run_completeness")
+    assert complete is True
+    assert not list(home.rglob("validation-reference"))  # the tree with the release's code did not stay

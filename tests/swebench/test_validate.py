@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evoci.swebench.grade import Grade
-from evoci.swebench.validate import judge_base
+from evoci.swebench.validate import judge_base, judge_with_reference
 
 
 def base_run(**outcomes: str) -> Grade:
@@ -37,3 +37,18 @@ def test_a_base_run_that_ran_nothing_or_timed_out_is_not_a_proof():
     assert not judge_base(Grade(status="agent_error", outcomes={"a": "missing"}, exit_code=4), [], "env").ok
     assert not judge_base(Grade(status="timeout", outcomes={}), ["a"], "env").ok
     assert judge_base(base_run(f="error"), [], "env").ok  # empty P2P: the command ran, F2P may fail at the base
+
+
+def test_p2p_tests_failing_on_the_base_that_pass_with_the_reference_patch_need_the_release_not_another_environment():
+    base = judge_base(base_run(a="passed", b="failed", c="error"), ["a", "b", "c"], "env")
+    assert not base.ok and base.failing == ["b", "c"]
+    proven = judge_with_reference(base, base_run(b="passed", c="passed"))
+    assert proven.ok and proven.p2p_release_only == ["b", "c"] and proven.p2p_passing == 3 and not proven.reason
+    # one still failing with the reference patch is the environment's: the proof fails and says which
+    verdict = judge_with_reference(base, base_run(b="passed", c="failed"))
+    assert not verdict.ok and not verdict.p2p_release_only
+    assert "1 of them fail with the record's reference patch too" in verdict.reason and "c (failed)" in verdict.reason
+    assert verdict.reason.startswith("2 of 3 PASS_TO_PASS tests do not pass on the clean base")
+    assert "missing" in judge_with_reference(base, base_run(b="passed")).reason  # not run at all: not proven
+    timed_out = judge_with_reference(base, Grade(status="timeout", outcomes={"b": "passed", "c": "passed"}))
+    assert not timed_out.ok and "hit the test timeout" in timed_out.reason
