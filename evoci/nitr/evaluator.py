@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
@@ -137,22 +138,35 @@ def _run(sandbox: Sandbox, pipeline: Pipeline, module: Module, root: Path, place
 
 
 def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: float, output_limit: int = 200_000,
-             places: Places = PLACEHOLDERS) -> NitrGrade:
-    """Run every module of ``pipeline`` on the grading tree at ``root`` (the sandbox's root)."""
+             places: Places = PLACEHOLDERS, pristine: Path | None = None,
+             reset: Callable[[], object] | None = None) -> NitrGrade:
+    """Run every module of ``pipeline`` on the grading tree at ``root`` (the sandbox's root).
+
+    ``pristine`` is the same tree never given to a sandbox: the file checks read it, since the
+    tested code may rewrite ``root`` while it runs. ``reset`` puts ``root`` back as built (its build
+    folder aside) before each command module after the first, so no module reads what an earlier
+    one's tested code left in the evaluator, the baseline or the sources.
+    """
     started = time.monotonic()
     missing = [p for p in pipeline.evaluator_files(places) if not (root / p).exists()]
     if missing:
         raise NitrEvaluatorError(f"the evaluator is incomplete: {', '.join(missing)} missing from its folder "
                                  "— restore the probe's evaluator files")
     results: list[ModuleResult] = []
+    ran = False
     for module in pipeline.modules:
         if module.module_name in CHECKS:
             t0 = time.monotonic()
-            findings = run_check(module, root, places)
+            # the build folder is the tested code's output either way: read where the build left it
+            checked = {**places, "build_dir": str(root / places["build_dir"])} if pristine else places
+            findings = run_check(module, pristine or root, checked)
             results.append(ModuleResult(name=module.name, module_name=module.module_name, role=module.role,
                                         passed=not findings, findings=findings, duration_s=time.monotonic() - t0))
         else:
+            if ran and reset is not None:
+                reset()
             results.append(_run(sandbox, pipeline, module, root, places, ceiling_s, output_limit))
+            ran = True
     if any(r.module_name == "build" and not r.passed for r in results):
         return NitrGrade(status="build_error", modules=results, duration_s=time.monotonic() - started)
     outcomes = {f"{r.module_name}:{r.name}": "passed" if r.passed else "failed" for r in results if r.role}

@@ -20,6 +20,7 @@ test runner) can reach its grade, and the evaluator never appears where an agent
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import tarfile
 from pathlib import Path
@@ -111,3 +112,46 @@ def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) 
                 shutil.copy2(source, root / rel)
     (root / "build").mkdir()
     return root
+
+
+def restore_tree(root: Path, pristine: Path, keep: str) -> list[str]:
+    """Make the grading tree at ``root`` equal ``pristine`` again, all but the folder ``keep`` (the build's output).
+
+    The tested code runs in ``root`` with write access (a C++ build needs it), so a module that ran
+    it may have rewritten the evaluator, the baseline or the sources a later module reads. Each
+    module starts from the tree as the harness built it; only the build folder carries over, as the
+    modules need. Nothing is followed: what the code left at a name (a link, a fifo) is removed
+    as such. Returns the top-level names that were replaced or removed.
+    """
+    keep_parts = tuple(Path(keep).parts)
+    touched: list[str] = []
+
+    def sync(parts: tuple[str, ...]) -> None:
+        here = "/".join(parts)
+        names = _names(root, here) | _names(pristine, here)
+        for name in sorted(names):
+            path = (*parts, name)
+            rel = "/".join(path)
+            if path == keep_parts:
+                continue
+            if keep_parts[:len(path)] == path and treefs.kind(root, rel) == "dir" \
+                    and treefs.kind(pristine, rel) == "dir":
+                sync(path)  # an ancestor of the build folder: keep the folder, restore what is beside it
+                continue
+            treefs.remove(root, rel)
+            source = pristine / rel
+            if source.is_symlink() or source.is_file():
+                shutil.copy2(source, root / rel, follow_symlinks=False)
+            elif source.is_dir():
+                shutil.copytree(source, root / rel, symlinks=True)
+            if not parts:
+                touched.append(name)
+
+    sync(())
+    return touched
+
+
+def _names(tree: Path, rel: str) -> set[str]:
+    if rel and treefs.kind(tree, rel) != "dir":
+        return set()
+    return set(os.listdir(tree / rel if rel else tree))

@@ -195,3 +195,29 @@ def test_an_answer_with_a_file_no_tree_can_hold_is_malformed_and_nothing_is_writ
     assert materialize(good, TreeOnly(workspace))[0] is AgentStatus.OK
     assert not (workspace / "leak.py").is_symlink() and (workspace / "leak.py").read_text() == "through"
     assert not (tmp_path / "outside.py").exists() and (workspace / "src/new.py").read_text() == "n"
+
+
+def test_restoring_the_grading_tree_puts_back_what_the_harness_built_and_keeps_the_build_folder(tmp_path):
+    import os
+
+    from evoci.nitr.trees import restore_tree
+
+    pristine, root = tmp_path / "pristine", tmp_path / "tree"
+    for tree in (pristine, root):
+        (tree / "evaluator" / "checks").mkdir(parents=True)
+        (tree / "evaluator" / "checks" / "check.py").write_text("print('FAIL')\n")
+        (tree / "case" / "src").mkdir(parents=True)
+        (tree / "case" / "src" / "a.py").write_text("A = 1\n")
+        (tree / "build").mkdir()
+    # what tested code may leave: a rewritten check, a link where a folder was, a new file, build output
+    (root / "evaluator" / "checks" / "check.py").write_text("print('PASS')\n")
+    (root / "case" / "src" / "a.py").unlink()
+    (root / "case" / "src").rmdir()
+    os.symlink(str(tmp_path / "elsewhere"), root / "case" / "src")
+    (root / "planted.py").write_text("x\n")
+    (root / "build" / "app").write_text("binary\n")
+    restore_tree(root, pristine, "build")
+    assert (root / "evaluator" / "checks" / "check.py").read_text() == "print('FAIL')\n"
+    assert not (root / "case" / "src").is_symlink() and (root / "case" / "src" / "a.py").read_text() == "A = 1\n"
+    assert not (root / "planted.py").exists() and (root / "build" / "app").read_text() == "binary\n"
+    assert not (tmp_path / "elsewhere").exists()  # nothing was written through the link
