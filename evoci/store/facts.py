@@ -26,6 +26,7 @@ neither DuckDB nor PostgreSQL takes, so one such name would cost the whole itera
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import re
@@ -362,6 +363,9 @@ class _WriteBehind:
 
 
 _behind = _WriteBehind()
+# A process that ends normally writes what it spooled before it goes: a daemon thread would be
+# stopped mid-write, and a user reading the file with DuckDB itself would miss the last calls.
+atexit.register(_behind.drain, 10.0)
 
 
 def _run(run_id: str, protocol: str, dataset: str, max_iterations: int | None, config_hash: str,
