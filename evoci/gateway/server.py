@@ -55,6 +55,8 @@ TRANSCRIPT_BODY_CHARS = 2_000_000  # longest request or answer body kept per cal
 STREAM_READ = 65536  # most bytes of a streamed answer read (and relayed) at once
 MAX_WAIT_S = 60.0
 STOP_WAIT_S = 30.0  # longest stop() waits for requests still being relayed
+MAX_HANDED = 32  # connections handed over and open at once: a CLI keeps a few; a flood is refused
+HANDED_IDLE_S = 900.0  # a handed connection that sends nothing this long is closed (a CLI reconnects)
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -104,6 +106,7 @@ class Gateway:
         self._server: _UnixHTTPServer | None = None
         self._handoff: _HandoffServer | None = None
         self._bridges: set[socket.socket] = set()  # the bridges' kept connections, closed by stop()
+        self._handed: set[socket.socket] = set()  # the CLI's connections handed over and being served
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> "Gateway":
@@ -168,6 +171,10 @@ class Gateway:
                 self._server, idle, self._idle = None, self._idle, []
             for conn in idle:
                 conn.close()
+            with self._pool_lock:
+                handed, self._handed = list(self._handed), set()
+            for sock in handed:  # a connection waiting for a request it will never get ends here
+                _shut(sock)
         if self._recorder is not None:  # every call is recorded, and its transcript line written, before the end
             with self._recording:
                 self._closing = True
@@ -230,17 +237,29 @@ class Gateway:
             os.close(fd)
             return
         try:
-            if client.type != socket.SOCK_STREAM:
-                raise OSError("not a stream socket")
+            # The bridge hands over the CLI's TCP connections. Anything else (a socketpair whose
+            # other end is handed over too, so that each waits on the other) is closed unread.
+            if client.type != socket.SOCK_STREAM or client.family not in (socket.AF_INET, socket.AF_INET6):
+                raise OSError("not a TCP connection")
             client.getpeername()  # connected: a listening socket or a bare one is no connection
         except OSError:
             client.close()
             return
-        server = self._server
-        if server is None:
-            client.close()
-            return
-        threading.Thread(target=server.process_request_thread, args=(client, "bridge"), daemon=True).start()
+        with self._pool_lock:
+            server = self._server
+            if server is None or len(self._handed) >= MAX_HANDED:  # a flood gets no thread each
+                client.close()
+                return
+            self._handed.add(client)
+        client.settimeout(HANDED_IDLE_S)
+        threading.Thread(target=self._serve_one, args=(server, client), daemon=True).start()
+
+    def _serve_one(self, server: socketserver.BaseServer, client: socket.socket) -> None:
+        try:
+            server.process_request_thread(client, "bridge")  # type: ignore[attr-defined]
+        finally:
+            with self._pool_lock:
+                self._handed.discard(client)
 
     # -- after the command ---------------------------------------------------------------
     def verdict(self) -> None:

@@ -7,6 +7,7 @@ a sandbox; the upstream is evoci's scripted model server.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import anthropic
@@ -401,7 +402,7 @@ def test_only_a_connected_socket_is_taken_over_from_the_bridge(server, tmp_path)
         with open(tmp_path / "file", "rb") as file:
             for fd in (file.fileno(), listening.fileno(), None):
                 handed(bridge, fd)
-        cli, theirs = socket.socketpair()
+        cli, theirs = tcp_pair()
         handed(bridge, theirs.fileno())
         theirs.close()
         body = json.dumps({"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}).encode()
@@ -415,6 +416,54 @@ def test_only_a_connected_socket_is_taken_over_from_the_bridge(server, tmp_path)
         bridge.close()
         listening.close()
         cli.close()
+
+
+def tcp_pair():
+    """A connected TCP connection's two ends, as the bridge's listener accepts a CLI's."""
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        mine = socket.create_connection(listening.getsockname())
+        theirs, _ = listening.accept()
+    return mine, theirs
+
+
+def test_connections_handed_over_in_a_flood_get_no_thread_each_and_none_outlives_the_gateway(server) -> None:
+    # An agent handed over both ends of socket pairs, each end served on a thread waiting for a
+    # request its other end (held by the gateway) never sent: threads and descriptors without end.
+    import array
+    import socket
+    import threading
+
+    from evoci.gateway import HANDOFF_NAME
+    from evoci.gateway.server import MAX_HANDED
+
+    before = threading.active_count()
+    kept = []
+    with gateway(server) as gw:
+        bridge = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        bridge.connect(str(gw.socket_path.with_name(HANDOFF_NAME)))
+        for _ in range(100):
+            one, two = socket.socketpair()  # not a TCP connection: closed unread
+            mine, theirs = tcp_pair()  # a TCP one the agent made to itself, and never speaks on
+            kept += [one, two, mine, theirs]
+            for sock in (one, two, theirs):
+                bridge.sendmsg([b"\0"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [sock.fileno()]))])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(gw._handed) < MAX_HANDED:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert len(gw._handed) == MAX_HANDED  # the first 32 TCP ones are served; no socketpair, no more
+        assert threading.active_count() <= before + MAX_HANDED + 10
+        bridge.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and threading.active_count() > before + 2:
+        time.sleep(0.05)
+    assert threading.active_count() <= before + 2  # stop() ended every connection it was serving
+    for sock in kept:
+        sock.close()
 
 
 def test_without_the_hand_off_socket_the_bridge_pipes_the_connection(server) -> None:
