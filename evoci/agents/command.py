@@ -88,7 +88,8 @@ class CommandAgent:
         if self.config.gateway is None:
             return self.attempt(ctx, None)
         transcript = getattr(ctx, "transcript", None)  # NITR's step context has none: kept in the trajectory
-        with open_gateway(self.config.gateway, on_call=getattr(ctx, "on_call", None), transcript=transcript) as gw:
+        with open_gateway(self.config.gateway, on_call=getattr(ctx, "on_call", None), transcript=transcript,
+                          model=self.model) as gw:
             try:
                 outcome = self.attempt(ctx, gw)
             except Exception as exc:

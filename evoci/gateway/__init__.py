@@ -144,11 +144,15 @@ class UsageCheck:
         return not self.differences
 
 
-def open_gateway(config: GatewayConfig, *, on_call=None, transcript=None):
-    """A started ``Gateway`` (a context manager) for one agent attempt; see the module docstring."""
+def open_gateway(config: GatewayConfig, *, on_call=None, transcript=None, model: str | None = None):
+    """A started ``Gateway`` (a context manager) for one agent attempt; see the module docstring.
+
+    ``model`` is the model the attempt was configured with: a 404 or a missing price for another
+    model the CLI asked for is the agent's failed call, not bad input that stops the run.
+    """
     from evoci.gateway.server import Gateway
 
-    return Gateway(config, on_call=on_call, transcript=transcript).start()
+    return Gateway(config, on_call=on_call, transcript=transcript, model=model).start()
 
 
 __all__ = [

@@ -72,8 +72,13 @@ class Gateway:
     """One attempt's gateway: start it, give ``endpoint`` to the sandbox, ``verdict()`` after."""
 
     def __init__(self, config: GatewayConfig, *, on_call: Callable[[ModelCall], None] | None = None,
-                 transcript: Path | str | None = None, sleep: Callable[[float], None] = time.sleep):
+                 transcript: Path | str | None = None, sleep: Callable[[float], None] = time.sleep,
+                 model: str | None = None):
         self.config = config
+        # The model the attempt was configured with (``--model``). The request's model is the
+        # agent's to write: a model it chose that the upstream does not know (404) or that has no
+        # price under a cost limit is its own failed call, never the run's bad input.
+        self._model = model
         self._on_call = on_call
         self._transcript = Path(transcript) if transcript else None
         self._sleep = sleep
@@ -310,6 +315,9 @@ class Gateway:
             body = json.dumps(request).encode()
         model = request.get("model") if isinstance(request, dict) else None
         if self.config.max_cost_usd is not None and price_for(str(model or ""), self.config.price) is None:
+            if self._chosen(model):
+                return _refuse(handler, 400, f"evoci gateway: model {model!r} has no price and the attempt has a cost "
+                                             f"limit (max_cost_usd); this attempt's model is {self._model!r}")
             self.failure = InputError(f"max_cost_usd is set but evoci has no price for model {model!r} — "
                                       "give the gateway a price (option price) or drop max_cost_usd")
             return _refuse(handler, 400, str(self.failure))
@@ -320,6 +328,20 @@ class Gateway:
             last = attempt == self.config.max_retries
             if self._attempt(handler, protocol, path, headers, body, str(model or "unknown"), attempt, last):
                 return
+
+    def _chosen(self, model: object) -> bool:
+        """Whether the request names a model other than the attempt's own (then its failures are the agent's).
+
+        With no model configured, the attempt's own are those its calls were answered for: the CLI's
+        first call is made before the model has said anything, so a model first named after a
+        call was answered was named by the agent.
+        """
+        name = str(model or "")
+        if self._model is not None:
+            return name != self._model
+        with self._lock:
+            answered = {c.model for c in self.calls if c.error is None}
+        return bool(answered) and name not in answered
 
     def _refusal(self) -> tuple[int, str] | None:
         with self._lock:
@@ -390,7 +412,7 @@ class Gateway:
             usage = usage_of.from_json(protocol, data) if status < 400 else usage_of.Usage()
             error = None if status < 400 else f"HTTP {status}: {_text(data)[:300]}"
             kept = self._account(entry, started, model, usage, error=error, status=status, answer=data)
-            if status in REJECTED_STATUSES:
+            if status in REJECTED_STATUSES and not (status == 404 and self._chosen(model)):
                 self._fail(ProviderRejected(f"the upstream {self._where()} rejected the request (HTTP {status}) — "
                                             "check the API key, the model name and base_url; nothing was scored"))
             _relay_whole(handler, answer, data)

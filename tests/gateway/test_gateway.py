@@ -176,6 +176,56 @@ def test_limits_refuse_the_call_after_the_budget() -> None:
         assert "max_cost_usd" in gw.limit
 
 
+def test_a_model_the_agent_chose_that_the_upstream_rejects_or_cannot_price_is_its_own_failed_call() -> None:
+    # The request's model is the agent's to write: naming one the upstream does not know (404) or
+    # one without a price under a cost limit stopped the whole run as bad input, nothing scored.
+    def answer(protocol, body):
+        return text("done here", usage=USAGE) if body.get("model") == "gpt-4.1" else rejected(404)
+
+    config = dict(provider="openai", api_key_env="GW_KEY", retry_backoff_s=0.01)
+    with ScriptedLLMServer(answer) as server:
+        url = server.base_url("openai")
+        with open_gateway(GatewayConfig(base_url=url, **config), model="gpt-4.1") as gw:
+            client = openai_client(gw)
+            with pytest.raises(openai.NotFoundError):
+                client.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "hi"}])
+            client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])  # forwarded
+            gw.verdict()  # nothing to raise: the run goes on, the attempt is scored
+            assert [c.error is None for c in gw.calls] == [False, True]
+        with open_gateway(GatewayConfig(base_url=url, max_cost_usd=1.0, **config), model="gpt-4.1") as gw:
+            with pytest.raises(openai.BadRequestError):
+                openai_client(gw).chat.completions.create(model="my-local-model",
+                                                          messages=[{"role": "user", "content": "x"}])
+            gw.verdict()
+        # no model configured: one first named after a call was answered is the agent's (the CLI's first
+        # call is made before the model says anything); a rejected first call is the user's setup
+        with open_gateway(GatewayConfig(base_url=url, **config)) as gw:
+            client = openai_client(gw)
+            client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+            with pytest.raises(openai.NotFoundError):
+                client.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "hi"}])
+            gw.verdict()
+        with open_gateway(GatewayConfig(base_url=url, **config)) as gw:
+            with pytest.raises(openai.NotFoundError):
+                openai_client(gw).chat.completions.create(model="no-such-model",
+                                                          messages=[{"role": "user", "content": "hi"}])
+            with pytest.raises(ProviderRejected):
+                gw.verdict()
+        # the configured model itself rejected, or unpriced under a limit: the user's bad input, as before
+        with open_gateway(GatewayConfig(base_url=url, **config), model="no-such-model") as gw:
+            with pytest.raises(openai.NotFoundError):
+                openai_client(gw).chat.completions.create(model="no-such-model",
+                                                          messages=[{"role": "user", "content": "hi"}])
+            with pytest.raises(ProviderRejected):
+                gw.verdict()
+        with open_gateway(GatewayConfig(base_url=url, max_cost_usd=1.0, **config), model="my-local-model") as gw:
+            with pytest.raises(openai.BadRequestError):
+                openai_client(gw).chat.completions.create(model="my-local-model",
+                                                          messages=[{"role": "user", "content": "x"}])
+            with pytest.raises(InputError, match="no price for model 'my-local-model'"):
+                gw.verdict()
+
+
 def test_an_unknown_price_is_null_and_a_cost_limit_needs_one(server) -> None:
     with gateway(server) as gw:
         openai_client(gw).chat.completions.create(model="my-local-model", messages=[{"role": "user", "content": "hi"}])
