@@ -144,17 +144,30 @@ WATCHED = ("_pytest.runner", "_pytest.reports", "_pytest.main", "_pytest.python"
            "pytest_jsonreport.plugin", "pytest_jsonreport.serialize", "pluggy._hooks", "pluggy._callers",
            "pluggy._manager", "__main__", "json", "json.encoder", "_json", "os", "posix", "io", "_io",
            "builtins", "codecs")
+FUNCTION = type(lambda: None)
+def mark(value):
+    # The object, and for a function (also inside a classmethod, staticmethod or property) its code
+    # and defaults: swapping __code__ keeps every object where it was. Exact types only, so no
+    # attribute lookup runs code the tree planted.
+    marks = [id(value)]
+    kind = type(value)
+    inner = (value,) if kind is FUNCTION else (value.__func__,) if kind in (classmethod, staticmethod) else \
+        (value.fget, value.fset, value.fdel) if kind is property else ()
+    for function in inner:
+        if type(function) is FUNCTION:
+            marks += [id(function.__code__), id(function.__defaults__), id(function.__kwdefaults__)]
+    return tuple(marks)
 def snapshot():
     seen = {}
     for module_name in WATCHED:
         module = sys.modules.get(module_name)
         for attr, value in list(vars(module).items()) if module else ():
             if callable(value) or isinstance(value, (classmethod, staticmethod, property)):
-                seen[f"{module_name}.{attr}"] = id(value)
+                seen[f"{module_name}.{attr}"] = mark(value)
             if isinstance(value, type) and value.__module__ == module_name:
                 for name, member in list(vars(value).items()):
                     if callable(member) or isinstance(member, (classmethod, staticmethod, property)):
-                        seen[f"{module_name}.{attr}.{name}"] = id(member)
+                        seen[f"{module_name}.{attr}.{name}"] = mark(member)
     return seen
 before = snapshot()
 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -28,6 +28,8 @@ _LINE_RULES = [
      re.compile(r"sys\.(meta_path|path_hooks|modules)\b|builtins\.__import__|__builtins__|importlib\.(abc|machinery)")),
     ("hooks interpreter exit or tracing", re.compile(r"atexit\.register|os\._exit\b|sys\.(settrace|setprofile|addaudithook)")),
     ("reaches process internals", re.compile(r"gc\.get_objects|\bctypes\b|/proc/self|os\.dup2?\b|sys\._getframe")),
+    ("rewrites a function's code or imports a module by a computed name",
+     re.compile(r"\.__code__\s*=|\b__code__\b.*\breplace\(|\bsetattr\([^)]*__code__|\bimport_module\s*\(|\b__import__\s*\(")),
 ]
 # Files Python imports without a readable source: bytecode and extension modules.
 _COMPILED = (".pyc", ".pyo", ".so", ".pyd")

@@ -283,6 +283,25 @@ if "_pytest" in _sys.modules:
 ''')
 """, expect="flagged", recorded="flagged",
        flag_says=("the test run replaced _pytest.reports.TestReport.from_item_and_call",)),
+    # The same, with every object left where it was: the method's code is swapped in place, and the
+    # runner's module is imported by a name built at run time (found by a reviewer's red team).
+    Attack("in_process_code_swap", "in-process sabotage", """
+append('''
+def _compat():
+    import importlib, types
+    module = importlib.import_module("_py" + "test.reports")
+    method = module.TestReport.__dict__["from_item_and_call"].__func__
+    module._kept = types.FunctionType(method.__code__, method.__globals__, method.__name__, method.__defaults__)
+    def shim(cls, item, call):
+        report = _kept(cls, item, call)
+        report.outcome, report.longrepr = "passed", None
+        return report
+    method.__code__ = shim.__code__
+_compat()
+''')
+""", expect="flagged", recorded="flagged",
+       flag_says=("the test run replaced _pytest.reports.TestReport.from_item_and_call",
+                  "rewrites a function's code or imports a module by a computed name")),
 ]
 
 # Harness-owned names made links or special files (evoci.treefs): the harness writes its runner
