@@ -118,11 +118,17 @@ class DiskWatch:
     the budget was passed.
     """
 
-    def __init__(self, root: Path, allowance: int):
+    def __init__(self, root: Path, allowance: int, ceiling: int | None = None):
         self.root = Path(root)
-        self.allowance = allowance
         started = time.monotonic()
-        self.limit = disk_usage(self.root) + allowance
+        usage = disk_usage(self.root)
+        # The budget is per command, so a workspace kept under it command after command could
+        # outgrow what a test run can hold (``ceiling``, the grading tree's tmpfs): its copy then
+        # failed, an infrastructure error the agent caused. Growth stops at the ceiling too.
+        self.capped = ceiling is not None and usage < ceiling and ceiling - usage < allowance
+        self.ceiling = ceiling
+        self.allowance = ceiling - usage if self.capped else allowance  # type: ignore[operator]
+        self.limit = usage + self.allowance
         self._interval = _interval(time.monotonic() - started)
         self.exceeded = False
         self._done = threading.Event()
@@ -155,8 +161,17 @@ class DiskWatch:
 
     def note(self) -> str:
         """What the command's stderr gains when it went over."""
+        if self.capped:
+            return (f"\n[evoci: the command grew the workspace past {size_text(self.ceiling)}, what a test run "
+                    "can hold (three quarters of tree_bytes), and was killed]\n")
         return (f"\n[evoci: the command wrote more than {size_text(self.allowance)} into the workspace "
                 "(workspace_growth_bytes) and was killed]\n")
+
+
+def ceiling_of(tree_bytes: int) -> int:
+    """How big a workspace may grow, for a test run's tree (``tree_bytes``) to hold it: three quarters,
+    the rest for what the tests write where they run."""
+    return tree_bytes * 3 // 4
 
 
 def _interval(walk_s: float) -> float:

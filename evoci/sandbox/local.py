@@ -26,7 +26,7 @@ from evoci.errors import SandboxError
 from evoci.sandbox import bwrap
 from evoci.sandbox.base import (DEFAULT_OUTPUT_LIMIT, REPORT_DIR, WORKSPACE, ExecResult, Layout, read_inside, resolve_inside,
                                 write_inside)
-from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES, DiskWatch
+from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES, DiskWatch, ceiling_of
 from evoci.sandbox.environment import BuiltEnvironment
 from evoci.sandbox.process import run_process
 from evoci.sandbox.scrub import scrubbed_env
@@ -71,6 +71,7 @@ class LocalSandbox:
         self._shared = dict(shared or {})  # place in the workspace -> host folder, read-only
         self.growth = isolation.workspace_growth_bytes if isolation else DEFAULT_GROWTH_BYTES
         self.budget_overrun: int | None = None  # the growth a command went over (``evoci.sandbox.budget``)
+        self._last_watch: DiskWatch | None = None
         if self.isolation is None:
             self._link_shared()
 
@@ -130,11 +131,15 @@ class LocalSandbox:
 
     def _watch(self) -> DiskWatch | None:
         """A watch on the workspace's size, unless nothing a command writes reaches it (ephemeral)."""
-        return None if self.isolation and self.ephemeral else DiskWatch(self._workspace, self.growth)
+        if self.isolation and self.ephemeral:
+            return None
+        ceiling = ceiling_of(self.isolation.tree_bytes) if self.isolation else None  # what a test run can hold
+        self._last_watch = DiskWatch(self._workspace, self.growth, ceiling)
+        return self._last_watch
 
     def _noted(self, result: ExecResult) -> ExecResult:
         if result.over_budget:
-            self.budget_overrun = self.growth
+            self.budget_overrun = self._last_watch.allowance if self._last_watch else self.growth
         return result
 
     def _link_shared(self) -> None:

@@ -101,3 +101,19 @@ def test_sparse_files_and_empty_files_count_for_what_they_cost_the_host(tmp_path
             open(f"empty-{i}", "w").close()
     """, 16 * MIB)
     assert sparse.over_budget and many.over_budget
+
+
+def test_command_after_command_under_the_budget_the_workspace_still_cannot_outgrow_a_test_run(tmp_path):
+    # The budget is per command: each iteration's 12 MiB stays under 16 MiB, but the third would take
+    # the workspace past the 30 MiB a test run's tree can hold, where the copy into the test sandbox
+    # failed and the task ended an infrastructure error the agent caused.
+    write = """
+        import os
+        with open("more-{n}", "wb") as f:
+            f.write(os.urandom(12 << 20))
+    """
+    results = [run_process(py(write.format(n=n)), cwd=tmp_path, env=ENV, timeout=300, output_limit=10_000,
+                           budget=(watch := DiskWatch(tmp_path, 16 * MIB, ceiling=30 * MIB))) for n in range(3)]
+    assert [r.over_budget for r in results] == [False, False, True]
+    assert "grew the workspace past 30 MiB, what a test run can hold (three quarters of tree_bytes)" in watch.note()
+    assert watch.allowance < 16 * MIB  # what was left under the ceiling, as the agent's outcome says

@@ -45,7 +45,7 @@ import requests
 
 from evoci.sandbox.base import (DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, WORKSPACE, ExecResult, Layout, read_inside,
                                 resolve_inside, write_inside)
-from evoci.sandbox.budget import DiskWatch
+from evoci.sandbox.budget import DiskWatch, ceiling_of
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
 from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
@@ -166,7 +166,8 @@ class DockerSandbox:
         out, err = BoundedCapture(limit), BoundedCapture(limit)
         container_id = None
         # The workspace is a host folder unless ephemeral: its growth is watched while the container runs.
-        watch = None if self.ephemeral else DiskWatch(self._workspace, self.options.workspace_growth_bytes)
+        watch = None if self.ephemeral else DiskWatch(self._workspace, self.options.workspace_growth_bytes,
+                                                      ceiling_of(self.options.tree_bytes))
         over_budget = False
         try:
             container = self._create(cmd, workdir, env, gateway, installs)
@@ -189,7 +190,7 @@ class DockerSandbox:
                 self._remove(container_id)
         stderr = err.text()
         if over_budget:
-            self.budget_overrun = self.options.workspace_growth_bytes
+            self.budget_overrun = watch.allowance  # type: ignore[union-attr]
             stderr += watch.note()  # type: ignore[union-attr]
         if oom:  # the exit code stays the command's own (137 when the OOM killer hit it, not a child)
             stderr += f"\n[evoci: the engine's OOM killer ran at the memory limit {self.options.memory}]\n"
