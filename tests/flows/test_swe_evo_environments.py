@@ -71,27 +71,33 @@ def test_a_command_naming_a_plugin_option_grades_with_the_plugin_loaded_explicit
     assert complete is True
 
 
+def one_release(root, package: str, base: dict, release: dict, statement: str):
+    """A repository ``acme/<package>`` with a base and a release commit, and its record as published: the
+    release's code as the reference ``patch``, its tests as the ``test_patch``. Returns (records, repos)."""
+    repo = make_repo(root / "repos" / f"acme__{package}", [base, release], {"v1.0.0": 0, "v1.0.1": 1})
+    source = git.Repo(repo)
+    diff = lambda *paths: source.git.diff("v1.0.0", "v1.0.1", "--", *paths) + "\n"
+    folder = root / "records"
+    folder.mkdir()
+    (folder / f"acme__{package}_1.0.0_1.0.1.json").write_text(json.dumps({
+        "instance_id": f"acme__{package}_1.0.0_1.0.1", "repo": f"acme/{package}",
+        "base_commit": source.commit("v1.0.0").hexsha, "start_version": "v1.0.0", "end_version": "v1.0.1",
+        "problem_statement": statement, "patch": diff(package), "test_patch": diff("tests"), "test_cmds": "pytest -rA",
+        "log_parser": "parse_log_pytest", "FAIL_TO_PASS": ["tests/test_area.py::test_perimeter"],
+        "PASS_TO_PASS": ["tests/test_area.py::test_area"]}))
+    return folder, root / "repos"
+
+
 @pytest.fixture(scope="module")
 def widgets(tmp_path_factory):
     """A release of a package that imports a dependency (``acme_units``) no environment here has."""
     root = tmp_path_factory.mktemp("widgets")
     base_code = "import acme_units\n\ndef area(w, h):\n    return w * h\n"
     tests = "from widgets import area\n\ndef test_area():\n    assert area(2, 3) == 6\n"
-    repo = make_repo(root / "repos" / "acme__widgets", [
-        {"widgets/__init__.py": base_code, "tests/test_area.py": tests},
-        {"widgets/__init__.py": base_code + "\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
-         "tests/test_area.py": tests + "\ndef test_perimeter():\n    from widgets import perimeter\n"
-                                       "    assert perimeter(2, 3) == 10\n"}], {"v1.0.0": 0, "v1.0.1": 1})
-    source = git.Repo(repo)
-    diff = lambda *paths: source.git.diff("v1.0.0", "v1.0.1", "--", *paths) + "\n"
-    folder = root / "records"
-    folder.mkdir()
-    (folder / "acme__widgets_1.0.0_1.0.1.json").write_text(json.dumps({
-        "instance_id": "acme__widgets_1.0.0_1.0.1", "repo": "acme/widgets", "base_commit": source.commit("v1.0.0").hexsha,
-        "start_version": "v1.0.0", "end_version": "v1.0.1", "problem_statement": "Add perimeter().",
-        "patch": diff("widgets"), "test_patch": diff("tests"), "test_cmds": "pytest -rA", "log_parser": "parse_log_pytest",
-        "FAIL_TO_PASS": ["tests/test_area.py::test_perimeter"], "PASS_TO_PASS": ["tests/test_area.py::test_area"]}))
-    return folder, root / "repos"
+    return one_release(root, "widgets", {"widgets/__init__.py": base_code, "tests/test_area.py": tests}, {
+        "widgets/__init__.py": base_code + "\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
+        "tests/test_area.py": tests + "\ndef test_perimeter():\n    from widgets import perimeter\n"
+                                      "    assert perimeter(2, 3) == 10\n"}, "Add perimeter().")
 
 
 def test_an_environment_that_cannot_import_the_package_is_an_environment_error_never_scored(widgets, home, tmp_path,
@@ -125,21 +131,11 @@ def gadgets(tmp_path_factory):
     old_test = "from gadgets import area\n\ndef test_area():\n    assert area(2, 3) == 6\n"
     new_test = ("from gadgets import area\n\ndef test_area():\n    assert area(2, 3, scale=2) == 12\n\n"
                 "def test_perimeter():\n    from gadgets import perimeter\n    assert perimeter(2, 3) == 10\n")
-    repo = make_repo(root / "repos" / "acme__gadgets", [
-        {"gadgets/__init__.py": "def area(w, h):\n    return w * h\n", "tests/test_area.py": old_test},
-        {"gadgets/__init__.py": "def area(w, h, scale=1):\n    return w * h * scale\n\n"
-                                "def perimeter(w, h):\n    return 2 * (w + h)\n", "tests/test_area.py": new_test}],
-        {"v1.0.0": 0, "v1.0.1": 1})
-    source = git.Repo(repo)
-    diff = lambda *paths: source.git.diff("v1.0.0", "v1.0.1", "--", *paths) + "\n"
-    folder = root / "records"
-    folder.mkdir()
-    (folder / "acme__gadgets_1.0.0_1.0.1.json").write_text(json.dumps({
-        "instance_id": "acme__gadgets_1.0.0_1.0.1", "repo": "acme/gadgets", "base_commit": source.commit("v1.0.0").hexsha,
-        "start_version": "v1.0.0", "end_version": "v1.0.1", "problem_statement": "Add perimeter() and a scale.",
-        "patch": diff("gadgets"), "test_patch": diff("tests"), "test_cmds": "pytest -rA", "log_parser": "parse_log_pytest",
-        "FAIL_TO_PASS": ["tests/test_area.py::test_perimeter"], "PASS_TO_PASS": ["tests/test_area.py::test_area"]}))
-    return folder, root / "repos"
+    return one_release(root, "gadgets", {
+        "gadgets/__init__.py": "def area(w, h):\n    return w * h\n", "tests/test_area.py": old_test}, {
+        "gadgets/__init__.py": "def area(w, h, scale=1):\n    return w * h * scale\n\n"
+                               "def perimeter(w, h):\n    return 2 * (w + h)\n", "tests/test_area.py": new_test},
+        "Add perimeter() and a scale.")
 
 
 @pytest.mark.parametrize("agent, resolved", [("gold", True), ("empty", False)])
