@@ -25,7 +25,7 @@ from evoci.nitr.agents import StepContext, clear_harness_dir, make_step_agent
 from evoci.nitr.evaluator import NitrGrade, evaluate
 from evoci.nitr import preflight
 from evoci.nitr.loader import NitrProbe
-from evoci.nitr.trees import build_grading_tree, create_workspace, restore_tree, shared_folders
+from evoci.nitr.trees import build_grading_tree, create_workspace, shared_folders
 from evoci.runtime import RunContext, inject_fault
 from evoci.sandbox import open_sandbox
 from evoci.tasks.caching import nitr_grade_key, nitr_preflight_key, nitr_prepare_key, nitr_step_key
@@ -156,11 +156,9 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
     pristine = build_grading_tree(grading_root(run, probe.probe_id) / "pristine", probe, Path(prepared.workspace), sha)
     preflight.use_template(grading_root(run, probe.probe_id) / "build-template", root, probe)
     sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths, shared=shared_folders(probe))
-    places = probe.places()
     try:
         grade = evaluate(probe.grading_pipeline(), sandbox, root, ceiling_s=run.config.test_timeout_s,
-                         output_limit=run.config.output_limit_bytes, places=places, pristine=pristine,
-                         reset=lambda: restore_tree(root, pristine, places["build_dir"]))
+                         output_limit=run.config.output_limit_bytes, places=probe.places(), pristine=pristine)
     finally:
         sandbox.cleanup()
         treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses

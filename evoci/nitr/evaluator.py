@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
@@ -33,6 +32,7 @@ from pydantic import BaseModel, Field
 from evoci.errors import InfrastructureError
 from evoci.nitr.file_checks import CHECKS, run_check
 from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline, Places
+from evoci.nitr.trees import restore_tree
 from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.untrusted import json_loads
 
@@ -138,12 +138,11 @@ def _run(sandbox: Sandbox, pipeline: Pipeline, module: Module, root: Path, place
 
 
 def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: float, output_limit: int = 200_000,
-             places: Places = PLACEHOLDERS, pristine: Path | None = None,
-             reset: Callable[[], object] | None = None) -> NitrGrade:
+             places: Places = PLACEHOLDERS, pristine: Path | None = None) -> NitrGrade:
     """Run every module of ``pipeline`` on the grading tree at ``root`` (the sandbox's root).
 
     ``pristine`` is the same tree never given to a sandbox: the file checks read it, since the
-    tested code may rewrite ``root`` while it runs. ``reset`` puts ``root`` back as built (its build
+    tested code may rewrite ``root`` while it runs, and ``root`` is put back from it (its build
     folder aside) before each command module after the first, so no module reads what an earlier
     one's tested code left in the evaluator, the baseline or the sources.
     """
@@ -163,8 +162,8 @@ def evaluate(pipeline: Pipeline, sandbox: Sandbox, root: Path, *, ceiling_s: flo
             results.append(ModuleResult(name=module.name, module_name=module.module_name, role=module.role,
                                         passed=not findings, findings=findings, duration_s=time.monotonic() - t0))
         else:
-            if ran and reset is not None:
-                reset()
+            if ran and pristine is not None:
+                restore_tree(root, pristine, places["build_dir"])
             results.append(_run(sandbox, pipeline, module, root, places, ceiling_s, output_limit))
             ran = True
     if any(r.module_name == "build" and not r.passed for r in results):

@@ -114,17 +114,16 @@ def build_grading_tree(root: Path, probe: NitrProbe, workspace: Path, sha: str) 
     return root
 
 
-def restore_tree(root: Path, pristine: Path, keep: str) -> list[str]:
+def restore_tree(root: Path, pristine: Path, keep: str) -> None:
     """Make the grading tree at ``root`` equal ``pristine`` again, all but the folder ``keep`` (the build's output).
 
     The tested code runs in ``root`` with write access (a C++ build needs it), so a module that ran
     it may have rewritten the evaluator, the baseline or the sources a later module reads. Each
     module starts from the tree as the harness built it; only the build folder carries over, as the
     modules need. Nothing is followed: what the code left at a name (a link, a fifo) is removed
-    as such. Returns the top-level names that were replaced or removed.
+    as such.
     """
     keep_parts = tuple(Path(keep).parts)
-    touched: list[str] = []
 
     def sync(parts: tuple[str, ...]) -> None:
         here = "/".join(parts)
@@ -144,11 +143,8 @@ def restore_tree(root: Path, pristine: Path, keep: str) -> list[str]:
                 shutil.copy2(source, root / rel, follow_symlinks=False)
             elif source.is_dir():
                 shutil.copytree(source, root / rel, symlinks=True)
-            if not parts:
-                touched.append(name)
 
     sync(())
-    return touched
 
 
 def _names(tree: Path, rel: str) -> set[str]:
