@@ -37,7 +37,7 @@ from pathlib import Path
 import docker.errors
 
 from evoci.domain import EnvironmentSpec, SandboxConfig, TaskSpec
-from evoci.pytest_run import run_pytest
+from evoci.swe_ci.grade import run_pytest
 from evoci.sandbox.docker import ImageStore, DockerOptions, connect, open_docker_sandbox
 from evoci.settings import Paths
 

@@ -129,7 +129,7 @@ MUTATIONS = [
     ),
     Mutation(
         "killed_script_graded", "forging the report (log-parsed: PASSED lines, then a self-kill)",
-        "evoci/swebench/grade.py",
+        "evoci/grading/run.py",
         "if result.exit_code not in NORMAL_EXITS:", "if False:",
         (SWE_EVO + "test_a_prediction_that_prints_passed_lines_and_kills_its_tests_resolves_nothing_and_is_flagged"
          "[log-parsed]",),
@@ -178,7 +178,7 @@ MUTATIONS = [
         ("conftest_outside_tests",),
     ),
     Mutation(
-        "runner_config_read_from_tree", "runner configuration and extension (addopts)", "evoci/pytest_run.py",
+        "runner_config_read_from_tree", "runner configuration and extension (addopts)", "evoci/swe_ci/grade.py",
         '"-c", f"{root}/{CONFIG_FILE}", ', "",
         ("runner_config_addopts",),
     ),
@@ -189,9 +189,9 @@ MUTATIONS = [
         ("startup_hooks",),
     ),
     Mutation(
-        "canary_rule_off", "voiding the score", "evoci/pytest_run.py",
-        "        _require_canary(sandbox, task, tail)\n",
-        '        raise SandboxError(f"pytest wrote no report:\\n{tail}")\n',
+        "canary_rule_off", "voiding the score", "evoci/grading/run.py",
+        "        require_canary(sandbox, python, LAUNCHED_CANARY, common[\"output_tail\"])\n",
+        '        raise SandboxError("pytest wrote no report")\n',
         ("void_by_self_kill", "void_by_exit_4"),
     ),
     Mutation(

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from evoci import treefs
 from evoci.agents.base import AgentOutcome, discard_over_budget
 from evoci.domain import EnvironmentSpec, SandboxConfig
+from evoci.grading.run import in_sandbox
 from evoci.logs import run_logger
 from evoci.nitr.agents import StepContext, clear_harness_dir, make_step_agent
 from evoci.nitr.evaluator import NitrGrade, evaluate
@@ -155,13 +156,12 @@ def nitr_grade_task(prepared: NitrPrepared, run: RunContext, step: int, sha: str
     # and could rewrite the evaluator or the sources that later modules and the file checks read.
     pristine = build_grading_tree(grading_root(run, probe.probe_id) / "pristine", probe, Path(prepared.workspace), sha)
     preflight.use_template(grading_root(run, probe.probe_id) / "build-template", root, probe)
-    sandbox = open_sandbox(sandbox_config(run, probe), root, NITR_ENVIRONMENT, run.paths, shared=shared_folders(probe))
     try:
-        grade = evaluate(probe.grading_pipeline(), sandbox, root, ceiling_s=run.config.test_timeout_s,
-                         output_limit=run.config.output_limit_bytes, places=probe.places(), pristine=pristine)
+        with in_sandbox(root, lambda tree_root: open_sandbox(sandbox_config(run, probe), tree_root, NITR_ENVIRONMENT,
+                                                             run.paths, shared=shared_folders(probe))) as sandbox:
+            grade = evaluate(probe.grading_pipeline(), sandbox, root, ceiling_s=run.config.test_timeout_s,
+                             output_limit=run.config.output_limit_bytes, places=probe.places(), pristine=pristine)
     finally:
-        sandbox.cleanup()
-        treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses
         treefs.clear(pristine)
     artifacts = run.paths.artifacts(run.run_id, probe.probe_id) / f"attempt-{prepared.attempt}-step-{step}"
     artifacts.mkdir(parents=True, exist_ok=True)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from prefect import task
 
-from evoci import treefs
 from evoci.domain import TestReport, TestStatus
 from evoci.grading import sabotage, tree
+from evoci.grading.run import in_sandbox
 from evoci.logs import run_logger
-from evoci.pytest_run import run_pytest
 from evoci.runtime import Prepared, RunContext, inject_fault
 from evoci.sandbox import open_sandbox
+from evoci.swe_ci.grade import run_pytest
 from evoci.tasks.caching import test_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace
@@ -59,18 +59,16 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
             overrides = _agents_overrides(workspace, prepared, sha, tree.build(workspace, sha, reference,
                                                                                 task_spec.tests_dir, root,
                                                                                 tuple(task_spec.pythonpath)))
-        sandbox = open_sandbox(run.config.sandbox, root, prepared.environment, run.paths, ephemeral=True)
-        try:
+        # the oracle's own folder is graded in place and kept; an iteration's tree is removed after
+        with in_sandbox(root, lambda tree_root: open_sandbox(run.config.sandbox, tree_root, prepared.environment,
+                                                             run.paths, ephemeral=True),
+                        clear=root != reference) as sandbox:
             report = run_pytest(
                 sandbox, task_spec,
                 timeout=task_spec.test_timeout_s or run.config.test_timeout_s,
                 output_limit=run.config.output_limit_bytes,
                 runner_config=tree.runner_config(reference),
             )
-        finally:
-            sandbox.cleanup()
-            if root != reference:
-                treefs.clear(root)  # the agent's folders may be nested deeper than shutil.rmtree recurses
         flags = scan.result() if scan else []
     passed = len(report.passed())
     run_logger().info(

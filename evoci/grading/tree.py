@@ -16,7 +16,7 @@ The agent owns its codebase, not its grade. So the tree that is graded is the ag
   (``evoci.treefs``: nothing of the agent's tree is followed or trusted to be what it looks like).
 
 The runner's configuration is not taken from the tree at all: ``runner_config`` reads the
-reference's and the test node passes it explicitly (``evoci.pytest_run``); a configuration file
+reference's and the test node passes it explicitly (``evoci.swe_ci.grade``); a configuration file
 of the tree that says otherwise is reported as a difference.
 
 Every path where the graded tree differs from the agent's tree is returned, so the iteration

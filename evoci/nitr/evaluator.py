@@ -16,8 +16,11 @@ Outcome rules, the public evaluator's (every module runs, in order, whatever fai
 - file modules pass when they have no finding.
 Infrastructure is what the harness proves, never what the tested code prints: a broken
 evaluator install (a file the pipeline names is missing; a program that exits 126/127 and a
-harness-run lookup confirms the sandbox does not have it) raises ``NitrEvaluatorError``,
-retried and never scored. Everything else is the agent's outcome.
+harness-run lookup confirms the sandbox does not have it: ``evoci.grading.run.run_proven``)
+raises ``NitrEvaluatorError``, retried and never scored. Everything else is the agent's outcome.
+
+This is NITR's plug-in to the one grading path (``evoci.grading``): the tree is
+``evoci.nitr.trees``'s, the commands run by ``run_proven``, the outcomes are the modules'.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, Field
 
 from evoci.errors import InfrastructureError
+from evoci.grading.run import run_proven
 from evoci.nitr.file_checks import CHECKS, run_check
 from evoci.nitr.pipeline import PLACEHOLDERS, Module, Pipeline, Places
 from evoci.nitr.trees import restore_tree
@@ -37,7 +41,6 @@ from evoci.sandbox.base import ExecResult, Sandbox
 from evoci.untrusted import json_loads
 
 TAIL = 3000  # characters of a command's output kept per module
-_NOT_STARTED = (126, 127)  # shells' "cannot execute" / "not found"
 _NO_TESTS = "No tests were found!!!"
 _TOTAL = re.compile(r"Total Tests:\s*(\d+)")
 
@@ -103,15 +106,11 @@ def _too_few_tests(module: Module, argv: list[str], result: ExecResult) -> str |
 
 def _exec(sandbox: Sandbox, module: Module, argv: list[str], env: dict[str, str], places: Places, ceiling: float,
           output_limit: int) -> ExecResult:
-    result = sandbox.exec(argv, env=env, cwd=module.cwd(places), timeout=module.timeout(ceiling),
-                          output_limit=output_limit)
-    if result.exit_code in _NOT_STARTED and argv:
-        # The tested code can exit 127 too: only a lookup the harness runs says the tool is missing.
-        found = sandbox.exec(["sh", "-c", 'command -v "$0"', argv[0]], cwd=module.cwd(places), timeout=30)
-        if not found.ok:
-            raise NitrEvaluatorError(f"module {module.name!r}: the sandbox has no {argv[0]!r} (exit {result.exit_code}) "
-                                     "— install the tool in the sandbox's environment or image")
-    return result
+    def missing(text: str) -> NitrEvaluatorError:
+        return NitrEvaluatorError(f"module {module.name!r}: {text}")
+
+    return run_proven(sandbox, argv, env=env, cwd=module.cwd(places), timeout=module.timeout(ceiling),
+                      output_limit=output_limit, missing=missing)
 
 
 def _run(sandbox: Sandbox, pipeline: Pipeline, module: Module, root: Path, places: Places, ceiling: float,

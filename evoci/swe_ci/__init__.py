@@ -1,5 +1,6 @@
 """SWE-CI (arXiv 2603.03823): evolve a base commit toward its oracle over CI iterations.
 
+- ``grade``: the test node's grader (the task's pytest run through ``evoci.grading.run``, a ``TestReport``);
 - ``datasets``: the built-in demo, a JSONL of tasks, or a release split (``releases``) → ``TaskSpec``s;
 - ``demo``: the built-in ``semverkit`` task (``generated``: small libraries for the scale benchmarks);
 - ``quality``: static code quality of a codebase (§4.4), with its own ``pylintrc``;

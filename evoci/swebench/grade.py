@@ -7,7 +7,7 @@ sandbox → per-test outcomes in the record's id format (``parsers``), one per t
 (``missing`` when absent).
 
 **The test command.** A record's command that is one plain pytest command (every public SWE-EVO
-record's is) runs through SWE-CI's launcher (``evoci.grading.launcher``: ``python -I``, the
+record's is) runs through evoci's launcher (``evoci.grading.launcher``: ``python -I``, the
 environment's pytest imported before the tree, autoloading off, the report on a private channel
 cross-checked by an independent tally). Its report's node ids are written as the ``-rA`` lines
 pytest prints and read by the record's own parser, so the ids are the record's (truncated, and
@@ -28,18 +28,17 @@ How a grading ends (``Grade.status``):
 ``ok``                                 outcomes were read
 =====================================  =============================================
 
-A broken environment (the canary ``python -I -c "import pytest"`` fails) raises
-``SandboxError``, and a lost exit status ``HarnessTimeout``; a record whose ``test_patch`` does
-not apply raises ``InputError``. A test process that died by a signal is the code's outcome when
-the canary passes (evoci's grading integrity rule: only what the harness can prove is
-infrastructure, so code that kills its own test run cannot turn its grade into a retry).
+Running and reading are the one grading path's (``evoci.grading.run``): a broken environment
+(its canary cannot import pytest) raises ``SandboxError``, and a lost exit status
+``HarnessTimeout``; a record whose ``test_patch`` does not apply raises ``InputError``. A test
+process that died by a signal is the code's outcome when the canary passes (evoci's grading
+integrity rule: only what the harness can prove is infrastructure, so code that kills its own
+test run cannot turn its grade into a retry).
 """
 
 from __future__ import annotations
 
 import json
-import posixpath
-import secrets
 import shlex
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -48,21 +47,14 @@ import git
 from pydantic import BaseModel, Field
 
 from evoci.domain import EnvironmentSpec, SandboxConfig
-from evoci.errors import HarnessTimeout, InputError, SandboxError
-from evoci.grading.channel import read_frame
-from evoci.pytest_run import OMIT as _OMIT
-from evoci.pytest_run import ending as _ending
-from evoci.pytest_run import graded_outcomes, launch_command
-from evoci.sandbox.base import TESTBED, ExecResult, Sandbox
+from evoci.errors import InputError
+from evoci.grading.run import Ran, in_sandbox, run_launched, run_logged
+from evoci.sandbox.base import TESTBED, Sandbox
 from evoci.settings import Paths
-from evoci.swebench.parsers import STATUS, Parser, get_parser, parse_json_report
+from evoci.swebench.parsers import STATUS, ParsedLog, Parser, get_parser, parse_json_report
 from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_base_tree, make_grading_tree
 
-TAIL_LINES = 60
 OUTPUT_LIMIT = 32_000_000  # -rA summaries of big suites run to megabytes; the summary is at the end
-_CANARY_TIMEOUT_S = 120.0
-# How a test runner ends by itself (pytest uses 0–5; django's and sympy's runners 0 and 1).
-NORMAL_EXITS = frozenset(range(6))
 # A command with any of these is a script, not one pytest command: it keeps the log-parsed path.
 _SHELL = frozenset({"&&", "||", ";", "|", "&", ">", "<", ">>"})
 # Where the record's tests run and as whom: the SWE-bench images' /testbed, as root. Records name
@@ -106,7 +98,12 @@ class Grade(BaseModel):
 
 def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
           open_tree: Callable[[Path], Sandbox]) -> Grade:
-    """Grade ``request.patch`` in a fresh tree at ``tree_path``; ``open_tree`` opens a sandbox over it."""
+    """Grade ``request.patch`` in a fresh tree at ``tree_path``; ``open_tree`` opens a sandbox over it.
+
+    The one grading path's four steps (``evoci.grading``): the SWE-bench tree (``tree``), the
+    record's command run by ``run_launched`` or ``run_logged``, its outcomes read in the record's
+    ids by the record's parser (``parsers``), the tree's overrides and every flag recorded.
+    """
     parse = get_parser(request.log_parser)  # an unknown parser is bad input: fail before building anything
     if request.base_only:
         tree = make_base_tree(tree_path, source, request.base_sha, request.test_patch)
@@ -117,36 +114,35 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
         return Grade(status="no_prediction")
     if not tree.patch_applied:
         return Grade(status="not_applied", patch_applied=False, output_tail=tree.apply_error[-4000:])
-    sandbox = open_tree(tree.path)
-    try:
-        common = dict(patch_applied=True, apply_method=tree.apply_method, overridden=tree.overridden,
-                      integrity_flags=sabotage_flags(request.patch or "", request.pythonpath))
-        args = pytest_command_args(request.test_cmds)
+    args = pytest_command_args(request.test_cmds)
+    if args is None and parse is parse_json_report:
+        raise InputError(f"log_parser {request.log_parser!r} reads pytest's JSON report, but test_cmds "
+                         f"{request.test_cmds!r} is not one plain pytest command — write it as `pytest <args>`")
+    flags = sabotage_flags(request.patch or "", request.pythonpath)
+    with in_sandbox(tree.path, open_tree, clear=False) as sandbox:
         if args is not None:
-            return _grade_pytest(request, sandbox, args, parse, common)
-        if parse is parse_json_report:
-            raise InputError(f"log_parser {request.log_parser!r} reads pytest's JSON report, but test_cmds "
-                             f"{request.test_cmds!r} is not one plain pytest command — write it as `pytest <args>`")
-        result = sandbox.exec(["bash", "-c", request.test_cmds], env=_test_env(request, sandbox.visible_root),
-                              timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)
-        common.update(exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
-        if result.timed_out:
-            return Grade(status="timeout", **common)
-        if result.exit_code is None:
-            raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
-        if result.exit_code not in NORMAL_EXITS:
-            # What a killed run printed is whatever its code chose to print: it is never graded.
-            common["integrity_flags"] = [*common["integrity_flags"], f"the test command ended {_ending(result.exit_code)}: "
-                                         "what it printed is not graded (scored as nothing passing)"]
-            return Grade(status="agent_error", outcomes=dict.fromkeys(request.targets, "missing"), **common)
-        parsed = parse(f"{result.stdout}\n{result.stderr}")
-        if not parsed.outcomes:
-            _require_canary(sandbox, _tail(result))
-        status = "ok" if parsed.outcomes or result.exit_code in (0, 1, 5) else "agent_error"
-        outcomes = {t: parsed.outcomes.get(t, "missing") for t in request.targets}
-        return Grade(status=status, outcomes=outcomes, collisions=dict(parsed.collisions), **common)
-    finally:
-        sandbox.cleanup()
+            ran, ids = _run_pytest(request, sandbox, args)
+            parsed = _in_record_ids(ids, parse)
+        else:
+            kept: dict[str, ParsedLog] = {}
+
+            def read(text: str) -> dict[str, str]:
+                kept["parsed"] = parse(text)
+                return kept["parsed"].outcomes
+
+            ran = run_logged(sandbox, ["bash", "-c", request.test_cmds], env=_test_env(request, sandbox.visible_root),
+                             timeout=request.timeout_s, output_limit=OUTPUT_LIMIT, parse=read,
+                             graded_exits=frozenset({0, 1, 5}))
+            parsed = kept.get("parsed")
+    common = dict(patch_applied=True, apply_method=tree.apply_method, overridden=tree.overridden,
+                  integrity_flags=[*flags, *ran.flags], exit_code=ran.exit_code, duration_s=ran.duration_s,
+                  output_tail=ran.output_tail)
+    if ran.status == "timeout":
+        return Grade(status="timeout", **common)
+    if parsed is None:  # nothing could be trusted: every target is missing
+        return Grade(status="agent_error", outcomes=dict.fromkeys(request.targets, "missing"), **common)
+    return Grade(status=ran.status, outcomes={t: parsed.outcomes.get(t, "missing") for t in request.targets},
+                 collisions=dict(parsed.collisions), **common)
 
 
 def grading_sandbox(config: SandboxConfig, environment: EnvironmentSpec, paths: Paths) -> Callable[[Path], Sandbox]:
@@ -175,52 +171,43 @@ def pytest_command_args(test_cmds: str) -> list[str] | None:
     return None
 
 
-def _grade_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str], parse: Parser, common: dict) -> Grade:
-    """Run the record's pytest through evoci's launcher; map its report to the record's ids with the record's parser.
+def _run_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str]) -> tuple[Ran, dict[str, str] | None]:
+    """Run the record's pytest through evoci's launcher: what it read, and its outcomes by node id (None: unread).
 
-    The report's node ids are written as the ``-rA`` lines pytest would print and read by the
-    record's own parser, so ids are truncated (and collide) exactly as the record's are.
+    No ``-p`` for request.pytest_plugins here: the launcher loads every plugin the environment
+    installs by its entry point (``-p xdist``), and naming a module again (``-p xdist.plugin``)
+    makes pytest refuse the same plugin under a second name.
     """
     root = sandbox.visible_root
-    report = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
-    paths = [posixpath.normpath(posixpath.join(root, p)) for p in request.pythonpath]
-    # No ``-p`` for request.pytest_plugins here: the launcher loads every plugin the environment
-    # installs by its entry point (``-p xdist``), and naming a module again (``-p xdist.plugin``)
-    # makes pytest refuse the same plugin under a second name.
-    options = ["-c", f"{root}/{RUNNER_CONFIG_FILE}", f"--rootdir={root}", "-p", "no:cacheprovider",
-               "--json-report", f"--json-report-file={report}", "--json-report-omit", *_OMIT]
-    result = sandbox.exec(launch_command("python", root, report, paths, [*options, *args]),
-                          env={"PYTHONPATH": ":".join(paths)}, timeout=request.timeout_s, output_limit=OUTPUT_LIMIT)
-    common.update(exit_code=result.exit_code, duration_s=result.duration_s, output_tail=_tail(result))
-    if result.timed_out:
-        return Grade(status="timeout", **common)
-    if result.exit_code is None:
-        raise HarnessTimeout(f"the sandbox lost the test command's exit status; output ends:\n{_tail(result)}")
-    frame = read_frame(result)
-    nothing = dict.fromkeys(request.targets, "missing")
-    if frame.void:
-        common["integrity_flags"] = [*common["integrity_flags"], f"the report is void: {frame.void}"]
-        return Grade(status="agent_error", outcomes=nothing, **common)
-    if frame.report is None:
-        _require_canary(sandbox, _tail(result))
-        ended = _ending(result.exit_code if frame.exit_code is None else frame.exit_code)
-        common["integrity_flags"] = [*common["integrity_flags"], f"the test process ended {ended} without a report: "
-                                     "what it printed is not graded (scored as nothing passing)"]
-        return Grade(status="agent_error", outcomes=nothing, **common)
-    outcomes, _, flags = graded_outcomes(frame)
-    for collector in frame.report.get("collectors") or []:
-        if collector.get("outcome") == "failed" and collector.get("nodeid"):
-            # pytest -rA prints "ERROR <file>" for a file that failed to collect: the record's parser reads it so
-            outcomes.setdefault(collector["nodeid"], "error")
-    common["integrity_flags"] = [*common["integrity_flags"], *flags]
-    words = {outcome: word for word, outcome in STATUS.items()}
-    parsed = parse_json_report(json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]})) \
-        if parse is parse_json_report else parse("\n".join(f"{words[o]} {t}" for t, o in outcomes.items() if o in words))
     # pytest exits 2 when a file fails to collect (a test_patch that imports what the release adds,
     # unwritten): the report is the launcher's and trusted, so that is an ordinary graded outcome.
-    status = "ok" if frame.exit_code in (0, 1, 2, 5) else "agent_error"
-    return Grade(status=status, outcomes={t: parsed.outcomes.get(t, "missing") for t in request.targets},
-                 collisions=dict(parsed.collisions), **common)
+    ran = run_launched(sandbox, options=["-c", f"{root}/{RUNNER_CONFIG_FILE}", f"--rootdir={root}", "-p",
+                                         "no:cacheprovider"], args=args, pythonpath=request.pythonpath,
+                       timeout=request.timeout_s, output_limit=OUTPUT_LIMIT, graded_exits=frozenset({0, 1, 2, 5}))
+    if ran.status == "timeout":
+        return ran, None
+    if ran.unread:
+        if not ran.flags:  # no report: what the test process printed is not graded
+            ran.flags = [f"{ran.unread}: what it printed is not graded (scored as nothing passing)"]
+        return ran, None
+    outcomes = dict(ran.outcomes)
+    for nodeid in ran.collection_errors:
+        if nodeid:  # pytest -rA prints "ERROR <file>" for a file that failed to collect: the record's parser reads it so
+            outcomes.setdefault(nodeid, "error")
+    return ran, outcomes
+
+
+def _in_record_ids(outcomes: dict[str, str] | None, parse: Parser) -> ParsedLog | None:
+    """Node ids as the record names them: written as the ``-rA`` lines pytest prints, read by the record's parser.
+
+    So ids are truncated (and collide) exactly as the record's are.
+    """
+    if outcomes is None:
+        return None
+    if parse is parse_json_report:
+        return parse_json_report(json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]}))
+    words = {outcome: word for word, outcome in STATUS.items()}
+    return parse("\n".join(f"{words[o]} {t}" for t, o in outcomes.items() if o in words))
 
 
 def sabotage_flags(patch: str, pythonpath: list[str]) -> list[str]:
@@ -251,16 +238,3 @@ def _test_env(request: GradeRequest, root: str) -> dict[str, str]:
     if not request.autoload_plugins:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
-
-
-def _require_canary(sandbox: Sandbox, tail: str) -> None:
-    """No result at all: blame the code only if the environment can import pytest (with -I: the tree is ignored)."""
-    canary = sandbox.exec(["python", "-I", "-c", "import pytest"], timeout=_CANARY_TIMEOUT_S)
-    if not canary.ok:
-        raise SandboxError(f"the test environment cannot import pytest ({_tail(canary, 5)}); rebuild it. "
-                           f"The test command's output ends:\n{tail}")
-
-
-def _tail(result: ExecResult, lines: int = TAIL_LINES) -> str:
-    text = "\n".join(part for part in (result.stdout.rstrip(), result.stderr.rstrip()) if part)
-    return "\n".join(text.splitlines()[-lines:])

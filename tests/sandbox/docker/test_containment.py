@@ -10,7 +10,7 @@ import pytest
 from evoci.domain import TaskSpec
 from evoci.domain import TestStatus as Status
 from evoci.errors import SandboxError
-from evoci.pytest_run import run_pytest
+from evoci.swe_ci.grade import run_pytest
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 

@@ -7,7 +7,7 @@ import pytest
 from evoci.domain import EnvironmentSpec, TaskSpec
 from evoci.domain import TestReport as Report
 from evoci.domain import TestStatus as Status
-from evoci.pytest_run import run_pytest
+from evoci.swe_ci.grade import run_pytest
 from evoci.sandbox.repair import RepairRecord, distribution_for, missing_modules, repair_step, repaired
 
 

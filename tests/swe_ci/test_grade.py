@@ -8,7 +8,8 @@ import pytest
 from evoci.domain import EnvironmentSpec, TaskSpec
 from evoci.domain import TestStatus as Status  # a name pytest does not try to collect
 from evoci.errors import SandboxError, TaskSpecError
-from evoci.pytest_run import DETAIL_LIMIT, run_pytest
+from evoci.grading.run import DETAIL_LIMIT
+from evoci.swe_ci.grade import run_pytest
 from evoci.sandbox import LocalEnvironments, LocalSandbox
 from evoci.sandbox.environment import resolve_environment
 from evoci.sandbox.bwrap import BwrapOptions
