@@ -9,13 +9,20 @@ as soon as it exceeds its budget: the usage when the command started plus an all
 (``workspace_growth_bytes``, a sandbox option). A last measurement when the command ends catches
 a command that finished between two polls.
 
+Space a file holds after it was deleted is the disk's as long as a process keeps the file open:
+the workspace no longer lists it, yet a command that deletes what it writes and holds it open
+could fill the disk past any budget. The watch also charges every deleted regular file on the
+workspace's filesystem that one of the command's processes holds open (``held_deleted``: their
+``/proc/<pid>/fd``; each file once), where the harness can see the command's processes
+(``processes``: the descendants of the local sandbox's command, the processes of a container on
+this machine's kernel). Not seen: a descriptor in flight in a socket no process reads (freed when
+the command is killed, at its timeout at the latest), and a container of an engine on another
+machine (its processes are not this kernel's).
+
 The bound, honestly: the workspace holds at most budget + what the command writes during one
 poll interval and one walk. The interval adapts to the tree (``INTERVAL_FACTOR`` times the last
 walk's duration, at least ``MIN_INTERVAL_S``), so polling costs a small share of one core however
-big the repository is; on a tree of a few thousand files a walk takes milliseconds. Not counted:
-a file the command deleted while still holding it open (its space is freed when the command is
-killed, at its timeout at the latest; each such file is capped by the local sandbox's
-``file_size_bytes``).
+big the repository is; on a tree of a few thousand files a walk takes milliseconds.
 
 What happens to an agent that went over is the node's business (the work is discarded, the
 outcome is the agent's ``limit``): ``overrun`` tells it.
@@ -24,9 +31,10 @@ outcome is the agent's ``limit``): ``overrun`` tells it.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evoci import treefs
@@ -102,6 +110,57 @@ def _sizes(fd: int) -> tuple[list[str], int]:
     return folders, charged
 
 
+def held_deleted(pids: Iterable[int], device: int) -> int:
+    """Bytes of the deleted regular files on ``device`` that the processes ``pids`` hold open, each file once.
+
+    ``/proc/<pid>/fd/<n>`` opens to the file itself even when no folder lists it any more
+    (``st_nlink`` 0). Processes and descriptors that go away while they are read are skipped.
+    """
+    seen: set[int] = set()
+    total = 0
+    for pid in pids:
+        try:
+            descriptors = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # gone, or not this kernel's
+            continue
+        for fd in descriptors:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if st.st_nlink == 0 and stat.S_ISREG(st.st_mode) and st.st_dev == device and st.st_ino not in seen:
+                seen.add(st.st_ino)
+                total += max(st.st_blocks * 512, st.st_size)
+    return total
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (the parent links of ``/proc/<n>/stat``).
+
+    A sandboxed command's orphans stay below it: bubblewrap's PID namespace reparents them to its
+    own first process, a container's to the container's.
+    """
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                text = f.read()
+        except OSError:
+            continue
+        # the command's name, in parentheses, may hold spaces and parentheses: parse after the last ')'
+        fields = text[text.rfind(b")") + 2:].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(name))
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending.extend(children.get(current, ()))
+    return found
+
+
 def size_text(n: int) -> str:
     """``n`` bytes in the largest binary unit that keeps it whole or one decimal (2 GiB, 64 MiB)."""
     for unit, scale in (("GiB", GIB), ("MiB", 1024**2), ("KiB", 1024)):
@@ -133,15 +192,27 @@ class DiskWatch:
         self.exceeded = False
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
+        self._device = os.stat(self.root).st_dev if self.root.is_dir() else None
+        self._processes: Callable[[], Iterable[int]] = tuple
 
-    def start(self, kill: Callable[[], None]) -> None:
+    def start(self, kill: Callable[[], None], processes: Callable[[], Iterable[int]] = tuple) -> None:
+        """Watch until ``stop()``; ``kill`` the command when it goes over. ``processes``: the command's
+        processes as this kernel numbers them, whose deleted-but-open files count too."""
+        self._processes = processes
         self._thread = threading.Thread(target=self._watch, args=(kill,), name="evoci-disk-watch", daemon=True)
         self._thread.start()
+
+    def usage(self) -> int:
+        """The workspace's usage now, with the deleted files the command's processes hold open."""
+        usage = disk_usage(self.root, stop_above=self.limit)
+        if usage <= self.limit and self._device is not None:
+            usage += held_deleted(self._processes(), self._device)
+        return usage
 
     def _watch(self, kill: Callable[[], None]) -> None:
         while not self._done.wait(self._interval):
             started = time.monotonic()
-            if disk_usage(self.root, stop_above=self.limit) > self.limit:
+            if self.usage() > self.limit:
                 self.exceeded = True
                 kill()
                 return

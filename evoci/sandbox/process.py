@@ -31,7 +31,7 @@ from pathlib import Path
 from evoci import interrupt
 from evoci.errors import SandboxError
 from evoci.sandbox.base import ExecResult
-from evoci.sandbox.budget import DiskWatch
+from evoci.sandbox.budget import DiskWatch, descendants
 
 # Seconds between SIGTERM and SIGKILL when a command is killed at its timeout.
 KILL_GRACE_S = 1.0
@@ -123,7 +123,7 @@ def run_process(
         reader.start()
         readers.append(reader)
     if budget is not None:
-        budget.start(lambda: _signal_group(proc.pid, signal.SIGKILL))
+        budget.start(lambda: _signal_group(proc.pid, signal.SIGKILL), lambda: descendants(proc.pid))
 
     timed_out = not _wait_exited(proc.pid, timeout)
     if timed_out:

@@ -117,3 +117,42 @@ def test_command_after_command_under_the_budget_the_workspace_still_cannot_outgr
     assert [r.over_budget for r in results] == [False, False, True]
     assert "grew the workspace past 30 MiB, what a test run can hold (three quarters of tree_bytes)" in watch.note()
     assert watch.allowance < 16 * MIB  # what was left under the ceiling, as the agent's outcome says
+
+
+def test_deleted_files_the_command_holds_open_count_until_it_lets_go(tmp_path):
+    # Eight 6 MiB files, each deleted at once and held open by a child process: no folder lists
+    # them, yet their 48 MiB are the disk's as long as they are open.
+    result = run(tmp_path, """
+        import os, subprocess, sys, time
+        child = '''
+        import os, time
+        held = []
+        for i in range(8):
+            f = open(f"gone-{i}", "wb")
+            f.write(os.urandom(6 << 20))
+            f.flush()
+            os.unlink(f"gone-{i}")
+            held.append(f)
+        print("holding", flush=True)
+        time.sleep(120)
+        '''
+        subprocess.Popen([sys.executable, "-c", child])
+        time.sleep(120)
+    """, 16 * MIB)
+    assert result.over_budget and result.duration_s < 60
+    assert "wrote more than 16 MiB into the workspace" in result.stderr
+    # the walk alone saw at most the one file being written when the watch struck (6 MiB)
+    assert len(list(tmp_path.iterdir())) <= 1 and disk_usage(tmp_path) < 16 * MIB
+
+
+def test_a_deleted_file_is_charged_once_however_many_descriptors_hold_it(tmp_path):
+    from evoci.sandbox.budget import held_deleted
+
+    path = tmp_path / "gone"
+    path.write_bytes(os.urandom(2 * MIB))
+    with open(path, "rb") as a, open(path, "rb") as b:
+        assert held_deleted([os.getpid()], os.stat(tmp_path).st_dev) == 0  # still listed: the walk counts it
+        path.unlink()
+        assert held_deleted([os.getpid(), os.getpid()], os.stat(tmp_path).st_dev) == 2 * MIB
+        assert held_deleted([os.getpid()], os.stat(tmp_path).st_dev + 1) == 0  # another filesystem's
+        assert a.read(1) and b.read(1)

@@ -35,7 +35,7 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +45,7 @@ import requests
 
 from evoci.sandbox.base import (DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, WORKSPACE, ExecResult, Layout, read_inside,
                                 resolve_inside, write_inside)
-from evoci.sandbox.budget import DiskWatch, ceiling_of
+from evoci.sandbox.budget import DiskWatch, ceiling_of, descendants
 from evoci.sandbox.docker import cleanup
 from evoci.sandbox.docker.concurrency import slot
 from evoci.sandbox.docker.errors import START_HINT, ContainerError, DockerUnavailable, ImageMissing
@@ -175,7 +175,7 @@ class DockerSandbox:
             reader = self._attach(container, out, err)
             self._engine("start the container", container.start)
             if watch is not None:
-                watch.start(lambda: self._kill(container))
+                watch.start(lambda: self._kill(container), self._processes(container))
             exit_code, timed_out = self._wait(container, timeout, started)
             over_budget = watch is not None and watch.stop()
             oom = False
@@ -203,6 +203,17 @@ class DockerSandbox:
             truncated=bool(out.dropped or err.dropped),
             over_budget=over_budget,
         )
+
+    def _processes(self, container) -> Callable[[], Iterable[int]]:
+        """The container's processes as this machine's kernel numbers them (its first process and every
+        process below it), for the disk watch; none when the engine runs on another machine."""
+        self._engine("inspect the container", container.reload)
+        pid = int(container.attrs.get("State", {}).get("Pid") or 0)
+        try:
+            ours = pid > 0 and container.id in Path(f"/proc/{pid}/cgroup").read_text()
+        except OSError:  # not this kernel's process, or it ended already
+            ours = False
+        return (lambda: descendants(pid)) if ours else tuple
 
     @staticmethod
     def _kill(container) -> None:
