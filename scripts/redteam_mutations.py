@@ -71,6 +71,8 @@ ROOT = Path(__file__).resolve().parent.parent
 REDTEAM = "tests/security/test_redteam.py::test_a_hostile_programmer_cannot_change_its_grade[local-{}]"
 LINKS = "tests/security/test_link_attacks.py::"
 SWE_EVO = "tests/security/test_swe_evo_attacks.py::"
+NITR = "tests/security/test_nitr_attacks.py::"
+BUDGET = "tests/sandbox/test_budget.py::"
 UNTRUSTED_PATHS = "tests/security/test_untrusted_paths.py::"
 LOCKED = "tests/security/test_locked_folders.py::test_a_programmer_locking_its_folders_is_scored_and_what_it_hid_is_found"
 TIMEOUT_S = 3600  # one mutation's tests, all together
@@ -159,6 +161,21 @@ MUTATIONS = [
         "runtime_watch_off", "in-process sabotage", "evoci/grading/launcher.py",
         "changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])", "changed = []",
         ("in_process_patch",),
+    ),
+    Mutation(
+        "code_swap_unseen", "in-process sabotage (a function's code swapped in place)", "evoci/grading/launcher.py",
+        "            marks += [id(function.__code__), id(function.__defaults__), id(function.__kwdefaults__)]\n",
+        "            pass\n",
+        ("in_process_code_swap",),
+    ),
+    Mutation(
+        "nitr_tree_not_restored", "rewriting the grade (NITR: tested code edits the evaluator and the sources)",
+        "evoci/nitr/evaluator.py",
+        "                restore_tree(root, pristine, places[\"build_dir\"])\n", "                pass\n",
+        (NITR + "test_tested_code_rewriting_the_evaluator_and_the_frozen_file_it_edited_still_gets_its_s[local]",),
+        also=(("findings = run_check(module, pristine or root, checked)", "findings = run_check(module, root, places)"),),
+        why="two layers: the file checks read the pristine copy, and the tree is put back before each later command "
+            "module; the attack rewrites both what a later module runs and what a file check reads",
     ),
     Mutation(
         "links_leaving_kept", "reaching the host (links leaving the tree)", "evoci/grading/tree.py",
@@ -283,9 +300,21 @@ MUTATIONS = [
     ),
     Mutation(
         "workspace_not_watched", "agent filling the host disk", "evoci/sandbox/local.py",
-        "return None if self.isolation and self.ephemeral else DiskWatch(self._workspace, self.growth)",
-        "return None",
+        "        self._last_watch = DiskWatch(self._workspace, self.growth, ceiling)\n        return self._last_watch\n",
+        "        return None\n",
         ("agent_disk_fill",),
+    ),
+    Mutation(
+        "deleted_open_uncounted", "agent filling the host disk (deleted files held open)", "evoci/sandbox/budget.py",
+        "            usage += held_deleted(self._processes(), self._device)\n", "            pass\n",
+        ("agent_disk_fill_deleted_open",),
+    ),
+    Mutation(
+        "growth_past_a_test_run", "agent filling the host disk (under the budget in each command)",
+        "evoci/sandbox/budget.py",
+        "self.capped = ceiling is not None and usage < ceiling and ceiling - usage < allowance", "self.capped = False",
+        (BUDGET + "test_command_after_command_under_the_budget_the_workspace_still_cannot_outgrow_a_test_run",),
+        why="the ceiling's own test drives DiskWatch directly, command after command (tests/sandbox/test_budget.py)",
     ),
     Mutation(
         "capabilities_kept", "privileges in the sandbox (remounting read-only binds)", "evoci/sandbox/bwrap.py",
@@ -298,6 +327,14 @@ MUTATIONS = [
         "    restore()\n    outcome.status, outcome.message = AgentStatus.LIMIT",
         "    outcome.status, outcome.message = AgentStatus.LIMIT",
         ("agent_disk_fill",),
+    ),
+    Mutation(
+        "chosen_model_404_stops_the_run", "voiding the score (a model the agent names that does not exist)",
+        "evoci/gateway/server.py",
+        "if status in REJECTED_STATUSES and not (status == 404 and self._chosen(model)):",
+        "if status in REJECTED_STATUSES:",
+        ("tests/security/test_gateway_attacks.py::test_a_model_the_programmer_names_that_does_not_exist_is_its_own_"
+         "failed_call_and_the_task_is_scored",),
     ),
     Mutation(
         "git_attributes_obeyed", "how the harness's git reads the tree (.gitattributes)", "evoci/workspace.py",
