@@ -171,14 +171,21 @@ def run_logged(sandbox: Sandbox, argv: list[str], *, env: dict[str, str], timeou
 
 
 def run_proven(sandbox: Sandbox, argv: list[str], *, env: dict[str, str], cwd: str, timeout: float,
-               output_limit: int, missing: Callable[[str], InfrastructureError]) -> ExecResult:
+               output_limit: int, missing: Callable[[str], InfrastructureError],
+               reclaim: Callable[[], None] = lambda: None) -> ExecResult:
     """Run a command judged by its exit status; raise ``missing(text)`` only when the harness proves the tool absent.
 
-    The tested code can exit 126 or 127 too: only a lookup the harness runs says the program is missing.
+    The tested code can exit 126 or 127 too: only a lookup the harness runs says the program is
+    missing, and only for a program found on the sandbox's PATH (a bare name). A program named by a
+    path (``./build/tests``, ``build/run``) is in the tree or its build, which the code under test
+    makes: its absence is the code's outcome. The lookup runs at the tree's root after ``reclaim``
+    (which gives the harness its folders back: the tested code may have locked the tree's root,
+    and a lookup that cannot enter it would prove nothing).
     """
     result = sandbox.exec(argv, env=env, cwd=cwd, timeout=timeout, output_limit=output_limit)
-    if result.exit_code in _NOT_STARTED and argv:
-        found = sandbox.exec(["sh", "-c", 'command -v "$0"', argv[0]], cwd=cwd, timeout=30)
+    if result.exit_code in _NOT_STARTED and argv and "/" not in argv[0]:
+        reclaim()
+        found = sandbox.exec(["sh", "-c", 'command -v "$0"', argv[0]], cwd=".", timeout=30)
         if not found.ok:
             raise missing(f"the sandbox has no {argv[0]!r} (exit {result.exit_code}) — install the tool in the "
                           "sandbox's environment or image")

@@ -26,7 +26,9 @@ This is NITR's plug-in to the one grading path (``evoci.grading``): the tree is
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import time
 from pathlib import Path, PurePosixPath
 
@@ -105,12 +107,15 @@ def _too_few_tests(module: Module, argv: list[str], result: ExecResult) -> str |
 
 
 def _exec(sandbox: Sandbox, module: Module, argv: list[str], env: dict[str, str], places: Places, ceiling: float,
-          output_limit: int) -> ExecResult:
+          output_limit: int, root: Path) -> ExecResult:
     def missing(text: str) -> NitrEvaluatorError:
         return NitrEvaluatorError(f"module {module.name!r}: {text}")
 
+    def reclaim() -> None:  # the tested code may have locked the tree's root (chmod 000)
+        os.chmod(root, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+
     return run_proven(sandbox, argv, env=env, cwd=module.cwd(places), timeout=module.timeout(ceiling),
-                      output_limit=output_limit, missing=missing)
+                      output_limit=output_limit, missing=missing, reclaim=reclaim)
 
 
 def _run(sandbox: Sandbox, pipeline: Pipeline, module: Module, root: Path, places: Places, ceiling: float,
@@ -121,9 +126,9 @@ def _run(sandbox: Sandbox, pipeline: Pipeline, module: Module, root: Path, place
     if module.module_name == "build" and pipeline.configures_build \
             and not (root / places["build_dir"] / "CMakeCache.txt").is_file():
         configure = ["cmake", "-S", places["repo_root"], "-B", places["build_dir"], *module.configure_args(places)]
-        runs.append(_exec(sandbox, module, configure, env, places, ceiling, output_limit))
+        runs.append(_exec(sandbox, module, configure, env, places, ceiling, output_limit, root))
     if not runs or runs[0].ok:
-        runs.append(_exec(sandbox, module, argv, env, places, ceiling, output_limit))
+        runs.append(_exec(sandbox, module, argv, env, places, ceiling, output_limit, root))
     result = runs[-1]
     tail = (result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr)[-TAIL:]
     findings = [] if result.ok else ["timed out" if result.timed_out else f"exited with code {result.exit_code}"]

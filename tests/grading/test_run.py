@@ -78,3 +78,4 @@ def test_the_tree_is_removed_when_the_run_raises(opener, tree):
     with pytest.raises(RuntimeError), in_sandbox(tree, opener):
         raise RuntimeError("the run failed")
     assert not tree.exists()
+

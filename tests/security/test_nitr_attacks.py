@@ -71,3 +71,30 @@ def test_tested_code_rewriting_the_evaluator_and_the_frozen_file_it_edited_still
     rows = query(db, "select category, structural_passed, n_structural from nitr_probes where run_id = ?",
                  [config.run_id])
     assert rows == [("S", 1, 3)]
+
+
+# The tested code locks the grading tree's root and exits 127, as a shell does for a program it
+# cannot find: the harness's lookup of the program ran where the tested code had just been, could
+# not enter the locked root and "proved" the tool missing, so the probe ended an evaluator error
+# (retried, never scored). It now runs at a root the harness has taken back.
+LOCK_AND_127 = r'''
+import pathlib
+ws = pathlib.Path.cwd()
+inv = ws / "src" / "invoice.py"
+inv.write_text(inv.read_text() + """
+import os as _os, pathlib as _pathlib
+_os.chmod(_pathlib.Path(__file__).resolve().parents[2], 0)
+raise SystemExit(127)
+""")
+'''
+
+
+def test_tested_code_that_locks_its_tree_and_exits_127_is_scored_not_an_evaluator_error(sandbox, redteam_home):
+    agent = AgentConfig(kind="command", options={"command": ["python", "-c", RUN_SCRIPT],
+                                                 "env": {"HOSTILE": LOCK_AND_127}, "timeout_s": 300})
+    config = RunConfig(run_id=f"nitr-lock-127-{sandbox.kind}", protocol="nitr", programmer=agent, architect=agent,
+                       node_retries=0, sandbox=sandbox)
+    db = redteam_home / "evoci.duckdb"
+    nitr("builtin", config, select={"id": ["001"]}, home=str(redteam_home), db=str(db))
+    assert query(db, "select category from nitr_probes where run_id = ?", [config.run_id]) in ([("F",)], [("B",)])
+    assert query(db, "select count(*) from failures where run_id = ?", [config.run_id]) == [(0,)]
