@@ -88,6 +88,12 @@ class Sandbox(Protocol):
         """The workspace's path as commands in the sandbox see it (``/workspace`` when isolated)."""
         ...
 
+    @property
+    def tree_capacity(self) -> int | None:
+        """How big a tree an ephemeral sandbox copies and still has room for what its tests write
+        (three quarters of ``tree_bytes``: ``evoci.sandbox.budget.ceiling_of``); None when unbounded."""
+        ...
+
     def exec(
         self,
         cmd: list[str],

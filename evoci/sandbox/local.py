@@ -88,6 +88,10 @@ class LocalSandbox:
         """Where commands see the workspace: ``layout.root`` (/workspace) when isolated, its host path otherwise."""
         return self.layout.root if self.isolation else str(self._workspace)
 
+    @property
+    def tree_capacity(self) -> int | None:
+        return ceiling_of(self.isolation.tree_bytes) if self.isolation and self.ephemeral else None
+
     def exec(
         self,
         cmd: list[str],

@@ -50,6 +50,7 @@ from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.errors import InputError
 from evoci.grading.run import Ran, in_sandbox, run_launched, run_logged
 from evoci.sandbox.base import TESTBED, Sandbox
+from evoci.sandbox.budget import disk_usage, size_text
 from evoci.settings import Paths
 from evoci.swebench.parsers import STATUS, ParsedLog, Parser, get_parser, parse_json_report
 from evoci.swebench.tree import RUNNER_CONFIG_FILE, is_test_code, make_base_tree, make_grading_tree
@@ -120,6 +121,12 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
                          f"{request.test_cmds!r} is not one plain pytest command — write it as `pytest <args>`")
     flags = sabotage_flags(request.patch or "", request.pythonpath)
     with in_sandbox(tree.path, open_tree, clear=False) as sandbox:
+        if (too_big := _past_capacity(tree.path, sandbox)) is not None:
+            # The patch made the tree too big to copy into the test sandbox (a compressed binary patch
+            # expands a thousandfold): the copy would fail, an infrastructure error the patch caused.
+            return Grade(status="agent_error", patch_applied=True, apply_method=tree.apply_method,
+                         overridden=tree.overridden, outcomes=dict.fromkeys(request.targets, "missing"),
+                         integrity_flags=[*flags, too_big])
         if args is not None:
             ran, ids = _run_pytest(request, sandbox, args)
             parsed = _in_record_ids(ids, parse)
@@ -169,6 +176,15 @@ def pytest_command_args(test_cmds: str) -> list[str] | None:
     if len(words) >= 3 and PurePosixPath(words[0]).name.startswith("python") and words[1:3] == ["-m", "pytest"]:
         return words[3:]
     return None
+
+
+def _past_capacity(root: Path, sandbox: Sandbox) -> str | None:
+    """Why the tree at ``root`` is too big for ``sandbox``'s test run, or None."""
+    capacity = getattr(sandbox, "tree_capacity", None)  # a sandbox of another kind may not say
+    if capacity is None or disk_usage(root, stop_above=capacity) <= capacity:
+        return None
+    return (f"the patched tree is larger than a test run holds ({size_text(capacity)}, three quarters of "
+            "tree_bytes): nothing was run (scored as nothing passing)")
 
 
 def _run_pytest(request: GradeRequest, sandbox: Sandbox, args: list[str]) -> tuple[Ran, dict[str, str] | None]:

@@ -17,6 +17,7 @@ from evoci.domain import AgentConfig, RunConfig
 from evoci.flows.swe_evo import swe_evo
 from tests.flows.helpers import query
 from tests.patches import patch_setting
+from tests.sandbox.docker.conftest import base_image, docker_client  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.usefixtures("prefect_server"), pytest.mark.slow]
 
@@ -169,3 +170,46 @@ def test_a_compiled_pytest_in_the_prediction_resolves_nothing_and_is_recorded(tm
                           [summary.run_id, instance])
     assert (applied, resolved) == (True, False)
     assert "_pytest/" in tampered  # the planted folder, recorded by its name as a folder (evoci.grading.shadows)
+
+
+@pytest.fixture(params=["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.heavy])])
+def sandbox_kind(request) -> str:
+    if request.param == "docker":
+        request.getfixturevalue("base_image")
+    return request.param
+
+
+def test_a_prediction_that_expands_past_the_test_sandbox_is_scored_not_retried(tmp_path, sandbox_kind):
+    # A GIT binary patch is compressed: about 100 KB of prediction becomes a 96 MiB file, past what the
+    # test sandbox's 64 MiB tree copy holds. The copy failed, the canary (through the same copy) too:
+    # an infrastructure error the prediction caused, retried and never scored.
+    from tests.patches import patch_by
+    from evoci.domain import SandboxConfig
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
+    instance = "kvconf_0.1.0_0.2.0"
+
+    def bomb(folder):
+        with open(folder / "src" / "kvconf" / "table.bin", "wb") as f:
+            for _ in range(96):
+                f.write(bytes(1 << 20))
+
+    patch = patch_by(source, records[instance]["base_commit"], bomb, tmp_path / "scratch")
+    assert len(patch) < 1 << 20
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile", "model_patch": patch}}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300, node_retries=0,
+                       sandbox=SandboxConfig(kind=sandbox_kind, options={"tree_bytes": 64 * 2**20}))
+    [summary, *_] = swe_evo("swe-evo-demo", config, home=str(tmp_path / "home"))
+    db = tmp_path / "home" / "evoci.duckdb"
+    assert query(db, "select count(*) from failures where run_id = ?", [summary.run_id]) == [(0,)]
+    [(resolved, flags)] = query(db, "select resolved, flags from swe_evo_instances where run_id = ? and task_id = ?",
+                                [summary.run_id, instance])
+    [(status, integrity)] = query(db, "select status, integrity_flags from iterations where run_id = ? and task_id = ?",
+                                  [summary.run_id, instance])
+    assert not resolved and status == "agent_error"
+    assert any("larger than a test run holds (48 MiB" in f for f in integrity), integrity

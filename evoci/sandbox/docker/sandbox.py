@@ -117,6 +117,10 @@ class DockerSandbox:
         return self.layout.root
 
     @property
+    def tree_capacity(self) -> int | None:
+        return ceiling_of(self.options.tree_bytes) if self.ephemeral else None
+
+    @property
     def labels(self) -> dict[str, str]:
         """Labels every container of this sandbox carries (``evoci=1``, run and task ids when known)."""
         return dict(self._labels)
