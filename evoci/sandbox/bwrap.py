@@ -133,7 +133,10 @@ def command(
     argv += _system_binds()
     # The fresh folders first: a read-only bind below /tmp (an environment under a home in /tmp)
     # must land on top of the tmpfs, not under it.
-    argv += ["--proc", "/proc", "--dev", "/dev",
+    # /dev is a tmpfs of its own, sized as the kernel likes (half the RAM): read-only, its devices
+    # work as ever, and /dev/shm, the one place in it programs write, gets the /tmp budget.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(options.tmp_bytes), "--tmpfs", "/dev/shm",
+             "--remount-ro", "/dev",
              "--size", str(options.tmp_bytes), "--tmpfs", "/tmp",
              "--size", str(options.tmp_bytes), "--tmpfs", home]  # fmt: skip
     for path in _unique_existing(read_only):

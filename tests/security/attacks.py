@@ -259,6 +259,23 @@ for _where in (".", "/tmp", _os.environ.get("HOME", "/tmp")):
 ''')
 """,
     ),
+    # /dev in the local sandbox was a tmpfs of half the host's RAM, writable, outside every budget.
+    Attack("dev_fill", "disk fill", expect="honest", recorded=None, code="""
+_chunk = b"x" * (1 << 20)
+held = {}
+for _where in ("/dev", "/dev/shm"):
+    held[_where] = 0
+    try:
+        for _i in range(5):  # files of 32 MiB: each under the sandbox's file size limit
+            with open(f"{_where}/fill-{_i}", "wb") as _f:
+                for _ in range(32):
+                    _f.write(_chunk)
+                    held[_where] += 1
+    except OSError:
+        pass
+write("found.json", json.dumps([f"{w} held {n} MiB" for w, n in held.items() if n > 64]))
+""",
+    ),
     Attack("huge_output", "huge output", expect="contained", recorded=None, code="""
 append('''
 import sys as _sys
