@@ -184,8 +184,8 @@ MUTATIONS = [
     ),
     Mutation(
         "nested_git_kept", "reaching the host (git hooks, fsmonitor)", "evoci/workspace.py",
-        'if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH:',
-        "if len(os.fsencode(rel)) > GIT_LONGEST_PATH:",
+        'if rel.rpartition("/")[2] == ".git" or len(os.fsencode(rel)) > GIT_LONGEST_PATH or kind == "special":',
+        'if len(os.fsencode(rel)) > GIT_LONGEST_PATH or kind == "special":',
         ("git_hooks_and_fsmonitor",),
     ),
     Mutation(
@@ -281,7 +281,7 @@ MUTATIONS = [
     Mutation(
         "too_long_for_git_kept", "folders deeper than the harness's recursion (too long for git)",
         "evoci/workspace.py",
-        ' or len(os.fsencode(rel)) > GIT_LONGEST_PATH:', ":",
+        ' or len(os.fsencode(rel)) > GIT_LONGEST_PATH or kind == "special":', ' or kind == "special":',
         ("deep_folders",),
     ),
     Mutation(
@@ -318,8 +318,8 @@ MUTATIONS = [
     ),
     Mutation(
         "capabilities_kept", "privileges in the sandbox (remounting read-only binds)", "evoci/sandbox/bwrap.py",
-        '"--unshare-user", "--cap-drop", "ALL", "--die-with-parent"',
-        '"--unshare-user", "--die-with-parent"',
+        '"--cap-drop", "ALL", "--die-with-parent", "--new-session"',
+        '"--die-with-parent", "--new-session"',
         ("remount_read_only",),
     ),
     Mutation(
@@ -335,6 +335,28 @@ MUTATIONS = [
         "if status in REJECTED_STATUSES:",
         ("tests/security/test_gateway_attacks.py::test_a_model_the_programmer_names_that_does_not_exist_is_its_own_"
          "failed_call_and_the_task_is_scored",),
+    ),
+    Mutation(
+        "code_made_xfail_trusted", "forging the report (an XFailed raised by the code under test)",
+        "evoci/grading/launcher.py",
+        "            self.forged.add(item.nodeid)\n", "            pass\n",
+        (SWE_EVO + "test_a_prediction_whose_code_makes_its_failures_expected_resolves_nothing_and_is_flagged",),
+    ),
+    Mutation(
+        "patched_tree_past_capacity", "voiding the score (a prediction expanding past the test sandbox)",
+        "evoci/swebench/grade.py",
+        "if (too_big := _past_capacity(tree.path, sandbox)) is not None:", "if False:",
+        (SWE_EVO + "test_a_prediction_that_expands_past_the_test_sandbox_is_scored_not_retried[local]",),
+    ),
+    Mutation(
+        "dev_writable", "disk fill (/dev in the local sandbox)", "evoci/sandbox/bwrap.py",
+        '             "--remount-ro", "/dev",\n', "",
+        ("dev_fill",),
+    ),
+    Mutation(
+        "locked_tree_lookup", "voiding the score (NITR: a locked tree and exit 127)", "evoci/nitr/evaluator.py",
+        "output_limit=output_limit, missing=missing, reclaim=reclaim)", "output_limit=output_limit, missing=missing)",
+        (NITR + "test_tested_code_that_locks_its_tree_and_exits_127_is_scored_not_an_evaluator_error[local]",),
     ),
     Mutation(
         "git_attributes_obeyed", "how the harness's git reads the tree (.gitattributes)", "evoci/workspace.py",

@@ -37,6 +37,7 @@ class Frame:
     tally_ended: bool = False  # the tally's last line came (pytest.main returned)
     runtime_changes: list[str] = field(default_factory=list)
     void: str | None = None  # why the channel cannot be trusted at all
+    forged_xfails: list[str] = field(default_factory=list)  # tests the tested code made "expected to fail"
 
 
 def read_frame(result: ExecResult) -> Frame:
@@ -138,15 +139,24 @@ def cross_check(reported: dict[str, str], frame: Frame) -> tuple[dict[str, str],
     graded = dict(reported)
     for test, pair in differ.items():
         graded[test] = min(pair, key=_LOWEST_FIRST.index)
-    if differ:
-        named = "; ".join(f"{t}: report {r}, tally {y}" for t, (r, y) in sorted(differ.items())[:_SHOWN])
-        flags.append(f"the report and the harness's own tally disagree on {len(differ)} test(s), "
+    forged = sorted(set(frame.forged_xfails) & differ.keys())
+    if forged:
+        flags.append(f"the tested code made {len(forged)} test(s) expected to fail (an XFailed raised outside the "
+                     f"tests), graded failed: {'; '.join(forged[:_SHOWN])}")
+    rest = {t: pair for t, pair in differ.items() if t not in forged}
+    if rest:
+        named = "; ".join(f"{t}: report {r}, tally {y}" for t, (r, y) in sorted(rest.items())[:_SHOWN])
+        flags.append(f"the report and the harness's own tally disagree on {len(rest)} test(s), "
                      f"graded from the lower (report rewritten in the test process?): {named}")
     return graded, flags
 
 
 def _read_tally(frame: Frame, text: str) -> None:
-    """Stage lines ``when<TAB>outcome<TAB>wasxfail<TAB>nodeid``, then ``end<TAB>code<TAB>changed…``."""
+    """Stage lines ``when<TAB>outcome<TAB>xfail<TAB>nodeid``, then ``end<TAB>code<TAB>changed…``.
+
+    ``xfail``: 0, 1 (an expected failure), 2 (made expected by the tested code: its XFailed was
+    raised outside the tests, ``raised_by_tests`` in the launcher) — a failure.
+    """
     stages: dict[str, dict[str, str]] = {}
     for line in text.splitlines():
         parts = line.split("\t", 3)
@@ -155,6 +165,10 @@ def _read_tally(frame: Frame, text: str) -> None:
             frame.runtime_changes = [p for p in line.split("\t")[2:] if p]
         elif len(parts) == 4 and parts[0] in ("setup", "call", "teardown"):
             when, outcome, xfail, nodeid = parts
+            if xfail == "2" and when == "call":
+                frame.forged_xfails.append(nodeid)
+                stages.setdefault(nodeid, {})[when] = "failed"
+                continue
             stages.setdefault(nodeid, {})[when] = _category(when, outcome, xfail == "1")
     for nodeid, by_stage in stages.items():
         failed_around = any(by_stage.get(w) == "error" for w in ("setup", "teardown"))

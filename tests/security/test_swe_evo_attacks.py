@@ -213,3 +213,53 @@ def test_a_prediction_that_expands_past_the_test_sandbox_is_scored_not_retried(t
                                   [summary.run_id, instance])
     assert not resolved and status == "agent_error"
     assert any("larger than a test run holds (48 MiB" in f for f in integrity), integrity
+
+
+# SWE-bench counts an expected failure (XFAIL) as passed, and pytest makes any XFailed raised while
+# a test runs one: the class is reachable from BaseException.__subclasses__() once pytest is
+# imported, so a prediction that implements nothing and raises it from its own functions resolved
+# the instance, with nothing flagged (the report and the tally agreed). The tally now says which
+# expected failures the tested code raised itself: they are graded failed, and flagged.
+EXPECTED_TO_FAIL = '''
+
+def _pending():
+    seen, stack = set(), [BaseException]
+    while stack:
+        cls = stack.pop()
+        if cls.__name__ == "XFailed":
+            return cls("not implemented yet")
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    return NotImplementedError()
+
+
+def parse(text, typed=True):
+    raise _pending()
+
+
+def convert(word):
+    raise _pending()
+'''
+
+
+def test_a_prediction_whose_code_makes_its_failures_expected_resolves_nothing_and_is_flagged(tmp_path):
+    from evoci.swe_evo.demo import build_swe_evo_demo
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    source = git.Repo(dataset.parent / next(iter(records.values()))["repo_path"])
+    instance = "kvconf_0.1.0_0.2.0"
+    base = records[instance]["base_commit"]
+    init = source.commit(base).tree["src/kvconf/__init__.py"].data_stream.read().decode()
+    summary, db = _grade_prediction(tmp_path, instance, patch_setting(
+        source, base, {"src/kvconf/__init__.py": init + EXPECTED_TO_FAIL}))
+    [(resolved,)] = query(db, "select resolved from swe_evo_instances where run_id = ? and task_id = ?",
+                          [summary.run_id, instance])
+    [(integrity,)] = query(db, "select integrity_flags from iterations where run_id = ? and task_id = ?",
+                           [summary.run_id, instance])
+    assert not resolved
+    assert any("made" in f and "expected to fail" in f for f in integrity), integrity
+    assert query(db, "select count(*) from test_results where run_id = ? and task_id = ? and outcome = 'xfailed'",
+                 [summary.run_id, instance]) == [(0,)]

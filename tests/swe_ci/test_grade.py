@@ -270,3 +270,32 @@ def test_a_plugin_the_project_declares_tests_the_trees_code_not_the_installed_co
     }, environment=env)
     assert report.status is Status.OK, report.output_tail
     assert report.outcomes == {"tests/test_value.py::test_the_tree_is_tested": "passed"}, report.output_tail
+
+
+def test_an_expected_failure_is_the_tests_to_declare_never_the_codes(run):
+    report = run({
+        "src/calc.py": """
+            def add(a, b):
+                from _pytest.outcomes import XFailed
+                raise XFailed("not written yet")  # the code under test dressing its failure as expected
+        """,
+        "tests/test_calc.py": """
+            import pytest
+            from calc import add
+
+            def test_add():
+                assert add(1, 2) == 3
+
+            def test_later():
+                pytest.xfail("the test itself says so")
+
+            @pytest.mark.xfail(reason="known bug")
+            def test_marked():
+                assert add(1, 1) == 3
+        """,
+    })
+    assert report.outcomes == {"tests/test_calc.py::test_add": "failed", "tests/test_calc.py::test_later": "xfailed",
+                               "tests/test_calc.py::test_marked": "xfailed"}
+    assert [f for f in report.integrity_flags if "expected to fail" in f] == [
+        "the tested code made 1 test(s) expected to fail (an XFailed raised outside the tests), graded failed: "
+        "tests/test_calc.py::test_add"]
