@@ -331,8 +331,8 @@ MUTATIONS = [
     Mutation(
         "chosen_model_404_stops_the_run", "voiding the score (a model the agent names that does not exist)",
         "evoci/gateway/server.py",
-        "if status in REJECTED_STATUSES and not (status == 404 and self._chosen(model)):",
-        "if status in REJECTED_STATUSES:",
+        "if status in REJECTED_STATUSES and not (status == 404 and (self._chosen(model)\n",
+        "if status in REJECTED_STATUSES and not (status == 404 and (False\n",
         ("tests/security/test_gateway_attacks.py::test_a_model_the_programmer_names_that_does_not_exist_is_its_own_"
          "failed_call_and_the_task_is_scored",),
     ),
@@ -357,6 +357,20 @@ MUTATIONS = [
         "locked_tree_lookup", "voiding the score (NITR: a locked tree and exit 127)", "evoci/nitr/evaluator.py",
         "output_limit=output_limit, missing=missing, reclaim=reclaim)", "output_limit=output_limit, missing=missing)",
         (NITR + "test_tested_code_that_locks_its_tree_and_exits_127_is_scored_not_an_evaluator_error[local]",),
+    ),
+    Mutation(
+        "plugin_registry_unwatched", "in-process sabotage (a plugin registered by the code under test)",
+        "evoci/grading/launcher.py",
+        "    changed += foreign_hooks(tally.config, at_launch)\n", "    pass\n",
+        ("in_process_plugin",),
+    ),
+    Mutation(
+        "provoked_404_stops_the_run", "voiding the score (a 404 the agent provokes for its own model)",
+        "evoci/gateway/server.py",
+        "                                                                      or self._model_found(model, protocol))):",
+        "                                                                      or False)):",
+        ("tests/security/test_gateway_attacks.py::test_a_404_the_agent_provokes_for_its_own_model_is_its_failed_call_"
+         "and_a_missing_model_still_stops[model-exists]",),
     ),
     Mutation(
         "git_attributes_obeyed", "how the harness's git reads the tree (.gitattributes)", "evoci/workspace.py",

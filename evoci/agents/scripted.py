@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+import urllib.parse
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -122,9 +123,12 @@ class RecordedRequest:
 class ScriptedLLMServer:
     """A fake OpenAI + Anthropic API on 127.0.0.1 answering from a script (a context manager)."""
 
-    def __init__(self, script: Script, *, strict: bool = True):
+    def __init__(self, script: Script, *, strict: bool = True, models: Collection[str] | None = None):
+        """``models``: the models ``GET /v1/models/<id>`` knows (200), as OpenAI and Anthropic answer it;
+        None leaves the route out (404, as a server without it answers)."""
         self._script = script if callable(script) else iter(list(script))
         self.strict = strict
+        self.models = None if models is None else frozenset(models)
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._ids = 0
@@ -158,6 +162,17 @@ class ScriptedLLMServer:
                 self.send_response(status)
                 for name, value in {"content-type": "application/json", **headers}.items():
                     self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                name = urllib.parse.unquote(self.path.split("?", 1)[0].removeprefix("/v1/models/"))
+                known = self.path.startswith("/v1/models/") and server.models is not None and name in server.models
+                data = _encode({"id": name, "object": "model", "type": "model"} if known else
+                               {"error": {"message": f"no model {name!r}", "type": "not_found_error"}})
+                self.send_response(200 if known else 404)
+                self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

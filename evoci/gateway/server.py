@@ -49,7 +49,10 @@ from evoci.untrusted import json_loads
 # Request headers never forwarded: the sandbox's credentials, hop-by-hop and length/encoding
 # headers (the gateway re-frames bodies and must read answers uncompressed).
 _DROP_REQUEST = {"authorization", "x-api-key", "api-key", "host", "content-length", "connection", "keep-alive",
-                 "proxy-authorization", "transfer-encoding", "accept-encoding", "te", "upgrade", "cookie"}
+                 "proxy-authorization", "transfer-encoding", "accept-encoding", "te", "upgrade", "cookie",
+                 # whose account the key is used for is the user's to say: an organization or project the
+                 # key is not a member of is answered 401/403, which would read as the user's bad key
+                 "openai-organization", "openai-project"}
 _DROP_RESPONSE = {"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding", "set-cookie"}
 TRANSCRIPT_BODY_CHARS = 2_000_000  # longest request or answer body kept per call
 STREAM_READ = 65536  # most bytes of a streamed answer read (and relayed) at once
@@ -354,6 +357,32 @@ class Gateway:
                 self.limit = f"the attempt spent ${spent:.4f} of its ${self.config.max_cost_usd:g} (max_cost_usd)"
         return (400, f"evoci gateway: {self.limit}") if self.limit else None
 
+    def _model_found(self, model: str, protocol: str) -> bool:
+        """Whether the attempt's own model is known upstream, so a 404 answered the request, not the model.
+
+        The request is the agent's to write: OpenAI answers 404 to a Responses call whose
+        ``previous_response_id`` it does not know, for a model that exists. An earlier answered
+        call for the model proves it; else the gateway asks the upstream itself
+        (``GET /v1/models/<model>``, OpenAI's and Anthropic's, no tokens spent). No answer, or
+        any other, leaves the 404 the user's configuration, as before.
+        """
+        with self._lock:
+            if any(c.error is None and c.model == model for c in self.calls):
+                return True
+        path = self._upstream.path.rstrip("/") + _upstream_path("/models/" + urllib.parse.quote(model, safe=""))
+        headers = {**self._credentials(protocol), "anthropic-version": "2023-06-01"}
+        cls = http.client.HTTPSConnection if self._upstream.scheme == "https" else http.client.HTTPConnection
+        conn = cls(self._upstream.netloc, timeout=min(self.config.timeout_s, 30.0))
+        try:
+            conn.request("GET", path, headers=headers)
+            answer = conn.getresponse()
+            answer.read()
+            return answer.status == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
     def _credentials(self, protocol: str) -> dict[str, str]:
         key = self._key
         if not key:
@@ -412,7 +441,8 @@ class Gateway:
             usage = usage_of.from_json(protocol, data) if status < 400 else usage_of.Usage()
             error = None if status < 400 else f"HTTP {status}: {_text(data)[:300]}"
             kept = self._account(entry, started, model, usage, error=error, status=status, answer=data)
-            if status in REJECTED_STATUSES and not (status == 404 and self._chosen(model)):
+            if status in REJECTED_STATUSES and not (status == 404 and (self._chosen(model)
+                                                                      or self._model_found(model, protocol))):
                 self._fail(ProviderRejected(f"the upstream {self._where()} rejected the request (HTTP {status}) — "
                                             "check the API key, the model name and base_url; nothing was scored"))
             _relay_whole(handler, answer, data)

@@ -155,6 +155,9 @@ def raised_by_tests(tb, item, _base=os.path.basename, _sep=os.sep):
 class EvociTally:
     def __init__(self):
         self.forged = set()
+        self.config = None
+    def pytest_configure(self, config):
+        self.config = config
     def pytest_runtest_makereport(self, item, call, _xfailed=XFailed, _is=isinstance, _by_tests=raised_by_tests):
         if call.when == "call" and call.excinfo is not None and _is(call.excinfo.value, _xfailed) \
                 and item.get_closest_marker("xfail") is None and not _by_tests(call.excinfo.tb, item):
@@ -196,6 +199,32 @@ def snapshot():
                     if callable(member) or isinstance(member, (classmethod, staticmethod, property)):
                         seen[f"{module_name}.{attr}.{name}"] = mark(member)
     return seen
+def conftests(top, _walk=os.walk, _join=os.path.join):
+    return {_join(folder, "conftest.py") for folder, _, files in _walk(top) if "conftest.py" in files}
+def foreign_hooks(config, at_launch, _tally=tally, _abs=os.path.isabs, _file=os.path.isfile, _base=os.path.basename):
+    # Hook implementations the code under test registered (a plugin object whose hooks rewrite
+    # reports, a conftest written while the tests ran): each must be the environment's code (a real
+    # file outside the tree), the tally, a conftest present at launch or a module of the tree that
+    # pytest registered as itself (a `pytest_plugins` entry). In-process code can forge even this;
+    # it is a flag for a person, like the watch above.
+    if config is None:
+        return []
+    tree = tuple(os.path.join(p, "") for p in (root, *paths))
+    found = []
+    for hook_name in dir(config.pluginmanager.hook):
+        caller = getattr(config.pluginmanager.hook, hook_name)
+        for impl in caller.get_hookimpls() if hook_name.startswith("pytest_") else ():
+            plugin, code = impl.plugin, getattr(impl.function, "__code__", None)
+            where = code.co_filename if code is not None else "?"
+            if plugin is _tally or (_abs(where) and _file(where) and not where.startswith(tree)):
+                continue
+            module_file = getattr(plugin, "__file__", None) if type(plugin) is type(sys) else None
+            if module_file == where and where.startswith(tree) and \
+                    (_base(where) != "conftest.py" or where in at_launch):
+                continue
+            found.append("hook %s from %s" % (hook_name, where))
+    return sorted(set(found))
+at_launch = conftests(root)  # before any code of the tree runs
 before = snapshot()
 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 sys.path[:0] = [root, *paths]
@@ -208,6 +237,10 @@ except BaseException as exc:
     code = 3
 after = snapshot()
 changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
+try:
+    changed += foreign_hooks(tally.config, at_launch)
+except Exception as exc:  # the plugin manager itself was taken apart: that is a finding too
+    changed.append("hook registry unreadable: %r" % (exc,))
 os.write(tally_w, ("end\t%d\t%s\n" % (code, "\t".join(changed[:50]))).encode())
 sys.stderr.flush()
 os._exit(code)

@@ -207,7 +207,8 @@ def graded_outcomes(frame: Frame) -> tuple[dict[str, str], dict[str, str], list[
     """A frame's report as outcomes and failure texts, cross-checked with its tally, and the flags of both checks."""
     reported, details = _outcomes(frame.report or {})
     outcomes, disagreements = cross_check(reported, frame)
-    replaced = [f"the test run replaced {name} (in-process sabotage)" for name in frame.runtime_changes]
+    replaced = [f"the tested code registered a pytest {name} (in-process sabotage)" if name.startswith("hook ")
+                else f"the test run replaced {name} (in-process sabotage)" for name in frame.runtime_changes]
     return outcomes, details, [*replaced, *disagreements]
 
 
