@@ -199,8 +199,21 @@ def snapshot():
                     if callable(member) or isinstance(member, (classmethod, staticmethod, property)):
                         seen[f"{module_name}.{attr}.{name}"] = mark(member)
     return seen
-def conftests(top, _walk=os.walk, _join=os.path.join):
-    return {_join(folder, "conftest.py") for folder, _, files in _walk(top) if "conftest.py" in files}
+def conftests(top, _scandir=os.scandir):
+    # Every conftest.py under the tree, by a loop, not os.walk: Python 3.11's recurses once per
+    # level, and a tree a thousand folders deep would end the launcher before pytest started.
+    found, stack = set(), [top]
+    while stack:
+        try:
+            with _scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.name == "conftest.py":
+                        found.add(entry.path)
+        except OSError:  # too long a path for the kernel: nothing there pytest could import either
+            continue
+    return found
 def foreign_hooks(config, at_launch, _tally=tally, _abs=os.path.isabs, _file=os.path.isfile, _base=os.path.basename):
     # Hook implementations the code under test registered (a plugin object whose hooks rewrite
     # reports, a conftest written while the tests ran): each must be the environment's code (a real
