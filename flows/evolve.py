@@ -61,7 +61,10 @@ def evolve(task: TaskSpec, config: RunConfig = RunConfig(), dataset: str = "adho
         try:
             return evolve_in_run(task, run)
         finally:
-            publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
+            # Not on a signal: drawing the plot imports matplotlib, seconds of a stop that must take
+            # under a second of evoci's own time (the page is published when the task resumes and ends).
+            if not interrupt.stopping():
+                publish_task(run, task.task_id)  # summary, table and plot on the run's page; never raises
 
 
 def evolve_in_run(task: TaskSpec, run: RunContext) -> TaskSummary:
