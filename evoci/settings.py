@@ -71,6 +71,11 @@ class Paths(BaseModel):
         return self.home / "results"
 
     @property
+    def bytecode(self) -> Path:
+        """Test modules' rewritten bytecode, kept by content between grading runs (``evoci.grading.bytecode``)."""
+        return self.home / "bytecode"
+
+    @property
     def envs(self) -> Path:
         """Built test environments, one folder per environment content hash."""
         return self.home / "envs"

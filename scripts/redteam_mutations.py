@@ -377,6 +377,13 @@ MUTATIONS = [
         "        self._neutral_attributes()\n        found = []\n", "        found = []\n",
         ("git_attributes",),
     ),
+    Mutation(
+        "bytecode_pipe_left_open", "poisoning kept bytecode (a record written by the code under test)",
+        "evoci/grading/launcher.py",
+        "os.close(code_w)  # before any code of the tree can run: nothing it does reaches the bytecode section\n",
+        "pass\n",
+        ("tests/grading/test_bytecode.py::test_code_of_the_tree_cannot_add_to_what_is_kept",),
+    ),
 ]
 
 

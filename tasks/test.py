@@ -13,6 +13,7 @@ from evoci.grading.run import in_sandbox
 from evoci.logs import run_logger
 from evoci.runtime import Prepared, RunContext, inject_fault
 from evoci.sandbox import open_sandbox
+from evoci.grading.bytecode import BytecodeStore
 from evoci.swe_ci.grade import run_pytest
 from evoci.tasks.caching import test_key
 from evoci.tasks.retry import NODE_OPTIONS
@@ -68,6 +69,8 @@ def test_task(prepared: Prepared, run: RunContext, label: str, sha: str) -> Test
                 timeout=task_spec.test_timeout_s or run.config.test_timeout_s,
                 output_limit=run.config.output_limit_bytes,
                 runner_config=tree.runner_config(reference),
+                # Never into the oracle's own folder: it is the reference later trees are compared with.
+                bytecode=BytecodeStore(run.paths.bytecode) if root != reference else None,
             )
         flags = scan.result() if scan else []
     passed = len(report.passed())

@@ -18,7 +18,7 @@ def frame(outcomes: dict[str, str], tally: dict[str, str] | None = None, exit_co
     report = json.dumps({"tests": [{"nodeid": t, "outcome": o} for t, o in outcomes.items()]})
     body = (tally_text + report).encode()
     digest = hashlib.sha256(body).hexdigest()
-    return f"EVOCI-REPORT {exit_code} {len(tally_text)} {len(report)} {digest}\n" + body.decode()
+    return f"EVOCI-REPORT {exit_code} {len(tally_text)} {len(report)} 0 {digest}\n" + body.decode()
 
 
 def result(stdout: str, exit_code: int = 1) -> ExecResult:
@@ -57,7 +57,7 @@ def test_a_report_nested_too_deeply_to_read_is_no_report():
     tally = "".join(f"{w}\tpassed\t0\tt.py::a\n" for w in ("setup", "call", "teardown")) + "end\t1\t\n"
     report = "[" * 100_000 + "]" * 100_000
     body = (tally + report).encode()
-    stdout = f"EVOCI-REPORT 1 {len(tally)} {len(report)} {hashlib.sha256(body).hexdigest()}\n" + body.decode()
+    stdout = f"EVOCI-REPORT 1 {len(tally)} {len(report)} 0 {hashlib.sha256(body).hexdigest()}\n" + body.decode()
     got = read_frame(result(stdout))
     assert got.void is None and got.report is None and got.problem == "it is not JSON"
 
@@ -68,7 +68,7 @@ def test_a_report_not_in_the_plugins_shape_is_no_report():
     def framed(report: str) -> str:
         tally = "".join(f"{w}\tpassed\t0\tt.py::a\n" for w in ("setup", "call", "teardown")) + "end\t1\t\n"
         body = (tally + report).encode("utf-8", errors="surrogateescape")
-        return f"EVOCI-REPORT 1 {len(tally)} {len(report)} {hashlib.sha256(body).hexdigest()}\n" + \
+        return f"EVOCI-REPORT 1 {len(tally)} {len(report)} 0 {hashlib.sha256(body).hexdigest()}\n" + \
             body.decode("utf-8", errors="surrogateescape")
 
     hostile = [{"tests": [1]}, {"tests": {"a": 1}}, {"tests": True}, {"collectors": True}, {"collectors": [1]},

@@ -9,7 +9,8 @@
 2. **Run the command in the sandbox**: ``run.in_sandbox`` opens an ephemeral sandbox over the
    tree and removes both after; ``run.run_launched`` runs pytest through the ``launcher`` (its
    report on a private ``channel``, cross-checked by a tally), ``run.run_logged`` a script read
-   by a log parser, ``run.run_proven`` a command judged by its exit status.
+   by a log parser, ``run.run_proven`` a command judged by its exit status. Test modules'
+   rewritten bytecode is kept between runs (``bytecode``), made only before the tree runs.
 3. **Read the outcomes** (``run.Ran``) by the rules of ``evoci.grading.run``: infrastructure is
    only what the harness proves (the canary, a lost exit status, a lookup of a missing tool);
    what a killed or void run printed is never read.

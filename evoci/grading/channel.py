@@ -38,6 +38,7 @@ class Frame:
     runtime_changes: list[str] = field(default_factory=list)
     void: str | None = None  # why the channel cannot be trusted at all
     forged_xfails: list[str] = field(default_factory=list)  # tests the tested code made "expected to fail"
+    bytecode: bytes = b""  # test modules rewritten before the tree ran (evoci.grading.bytecode reads it)
 
 
 def read_frame(result: ExecResult) -> Frame:
@@ -47,13 +48,14 @@ def read_frame(result: ExecResult) -> Frame:
         return Frame(problem="the launcher wrote nothing")
     header, newline, rest = data.partition(b"\n")
     try:
-        magic, code, tally_size, report_size, digest = header.split(b" ")
-        exit_code, tally_size, report_size = int(code), int(tally_size), int(report_size)
-        if magic + b" " != FRAME or not newline:
+        magic, code, tally_size, report_size, code_size, digest = header.split(b" ")
+        exit_code, tally_size, report_size, code_size = int(code), int(tally_size), int(report_size), int(code_size)
+        if magic + b" " != FRAME or not newline or min(tally_size, report_size, code_size) < 0:
             raise ValueError
     except ValueError:
         return Frame(void=f"the channel carried {_count(data)} frame(s) and text that is not evoci's")
-    body, extra = rest[: tally_size + report_size], rest[tally_size + report_size:]
+    size = tally_size + report_size + code_size
+    body, extra = rest[:size], rest[size:]
     if hashlib.sha256(body).hexdigest().encode() != digest:
         return Frame(void="the frame does not match its checksum (written over, or cut short)")
     if extra:
@@ -63,9 +65,9 @@ def read_frame(result: ExecResult) -> Frame:
     if result.exit_code != expected:
         return Frame(void=f"the frame says the tests ended with {exit_code} but the launcher ended with "
                           f"{result.exit_code}: it was stopped after someone else wrote")
-    frame = Frame(exit_code=exit_code)
+    frame = Frame(exit_code=exit_code, bytecode=body[tally_size + report_size:])
     _read_tally(frame, body[:tally_size].decode("utf-8", errors="surrogateescape"))
-    report = body[tally_size:]
+    report = body[tally_size:tally_size + report_size]
     if exit_code < 0:  # pytest writes its report as it ends; a process killed by a signal has none of its own
         frame.problem = "the test process was killed by a signal: no report of it is read"
         return frame

@@ -1,6 +1,6 @@
 """The program that starts pytest inside the sandbox, before any code of the tree can run.
 
-``python -I -B -c LAUNCHER root report n path_1 … path_n pytest-args…``
+``python -I -B -c LAUNCHER root report listed n path_1 … path_n pytest-args…``
 
 ``-I`` keeps the tree off ``sys.path`` and ignores ``PYTHON*`` variables, so the test process
 first imports pytest, pluggy and every pytest plugin *installed in the environment* (the harness
@@ -20,7 +20,7 @@ can neither inherit the channel nor open it through ``/proc/<collector>/fd``. Th
 process*, points its own standard output at standard error and runs pytest. When it has ended,
 the collector reads the JSON report from its private file and writes exactly one frame::
 
-    EVOCI-REPORT <exit> <tally bytes> <report bytes> <sha256 of both>\\n<tally><report>
+    EVOCI-REPORT <exit> <tally bytes> <report bytes> <bytecode bytes> <sha256 of the three>\\n<tally><report><bytecode>
 
 ``exit`` is the test process's exit code (``-N`` for signal N); the collector then exits with
 it (``128 + N`` for a signal), so a collector killed before it could write is seen as such.
@@ -31,6 +31,15 @@ the test process, where code under test can replace what it uses (``json.dumps``
 launcher registers its own small plugin before any tree code imports: each test's stage outcome
 is sent to the collector as it happens, as plain text, through a pipe made only for it, with
 ``os.write`` bound before the tree could replace it. The harness compares it with the report.
+
+**Test modules rewritten before the tree runs.** ``listed`` (``-`` for none) names a file of the
+tree's test modules, one path per line, that the harness keeps no bytecode for yet. The test
+process rewrites their assertions with the environment's pytest *before* any code of the tree can
+run (no plugin is loaded and the tree is not on the path yet) and sends the results to the
+collector through a pipe of their own, which it closes before the tree is put on the path: the
+``<bytecode>`` section is ``path<TAB>file name<TAB>size<NL><pyc bytes in base64>`` for each, and nothing the
+tests run later can add to it. ``evoci.grading.bytecode`` keeps them and puts them in the next
+tree's ``__pycache__``, where pytest reads them instead of rewriting the module again.
 
 **A watch on the runner.** The identity of every function, class and method of pytest's core
 modules, pluggy, the report plugin, the tally and the standard-library modules the report path
@@ -49,9 +58,10 @@ import os, signal, sys
 host = os.dup(1)  # the channel to the harness; only the collector keeps it
 os.dup2(2, 1)
 sys.stdout = sys.stderr
-root, report, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-paths, args = sys.argv[4:4 + count], sys.argv[4 + count:]
+root, report, listed, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+paths, args = sys.argv[5:5 + count], sys.argv[5 + count:]
 tally_r, tally_w = os.pipe()
+code_r, code_w = os.pipe()
 go_r, go_w = os.pipe()
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_w, False)
@@ -59,7 +69,7 @@ signal.signal(signal.SIGCHLD, lambda *_: None)
 signal.set_wakeup_fd(wake_w)
 child = os.fork()
 if child:
-    for fd in (tally_w, go_r):
+    for fd in (tally_w, go_r, code_w):
         os.close(fd)
     try:
         import ctypes
@@ -72,27 +82,29 @@ if child:
         pass
     os.close(go_w)
     import hashlib, select  # after the word: the test process starts meanwhile
-    chunks, status, open_ = [], None, True
+    got, live, status = {tally_r: [], code_r: []}, [tally_r, code_r], None
+    def take(fd):
+        data = os.read(fd, 1 << 16)
+        got[fd].append(data)
+        if not data:
+            live.remove(fd)
     while status is None:
-        ready = select.select([tally_r, wake_r] if open_ else [wake_r], [], [])[0]
-        if tally_r in ready:
-            data = os.read(tally_r, 1 << 16)
-            chunks.append(data)
-            open_ = bool(data)
-        if wake_r in ready:
-            os.read(wake_r, 512)
+        for fd in select.select(live + [wake_r], [], [])[0]:
+            if fd == wake_r:
+                os.read(wake_r, 512)
+            else:
+                take(fd)
         pid, raw = os.waitpid(child, os.WNOHANG)
         status = raw if pid else None
-    os.set_blocking(tally_r, False)
-    while open_:  # what the test process wrote before it ended; a grandchild may hold the pipe open
+    for fd in list(live):  # what the test process wrote before it ended; a grandchild may hold the tally open
+        os.set_blocking(fd, False)
         try:
-            data = os.read(tally_r, 1 << 16)
+            while fd in live:
+                take(fd)
         except BlockingIOError:
-            break
-        chunks.append(data)
-        open_ = bool(data)
+            pass
     code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    tally = b"".join(chunks)
+    tally, compiled = b"".join(got[tally_r]), b"".join(got[code_r])
     try:
         with open(report, "rb") as f:
             data = f.read()
@@ -100,20 +112,54 @@ if child:
     except OSError as exc:
         data = b""
         print(f"evoci: no report: {exc}", file=sys.stderr)
-    digest = hashlib.sha256(tally + data).hexdigest().encode()
-    os.write(host, b"EVOCI-REPORT %d %d %d %s\n" % (code, len(tally), len(data), digest))
-    view = memoryview(tally + data)
+    digest = hashlib.sha256(tally + data + compiled).hexdigest().encode()
+    os.write(host, b"EVOCI-REPORT %d %d %d %d %s\n" % (code, len(tally), len(data), len(compiled), digest))
+    view = memoryview(tally + data + compiled)
     while view:
         view = view[os.write(host, view):]
     sys.stderr.flush()
     os._exit(code if code >= 0 else 128 - code)
-for fd in (host, tally_r, go_w, wake_r, wake_w):
+for fd in (host, tally_r, go_w, wake_r, wake_w, code_r):
     os.close(fd)
 signal.set_wakeup_fd(-1)
 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 import importlib.metadata  # the standard library only (-I): imported while the collector gets out of reach
 os.read(go_r, 1)  # the collector is out of reach before any code of the tree runs (an editable install
 os.close(go_r)    # in the environment can make even `import pytest` the tree's)
+def rewrite_listed(_root=root, _write=os.write, _fd=code_w, limit=BYTECODE_LIMIT):
+    # The listed test modules' assertions rewritten by the environment's pytest before anything of
+    # the tree runs, for the harness to keep (the module docstring). A pytest whose rewriting
+    # works otherwise (an older one) is simply not asked: the run rewrites as it always did.
+    import base64, io
+    from pathlib import Path
+    from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc_fp
+    with open(listed, "rb") as f:
+        names = f.read().decode("utf-8", "surrogateescape").split("\n")
+    sent = 0
+    for rel in names:
+        if not rel:
+            continue
+        path = os.path.join(_root, rel)
+        try:
+            made = _rewrite_test(Path(path), None)
+            buf = io.BytesIO()
+            _write_pyc_fp(buf, made[0], made[1])
+        except Exception:  # not Python this pytest reads: it will say so itself when it collects
+            continue
+        data = base64.b64encode(buf.getvalue())  # the frame is read as text
+        sent += len(data)
+        if sent > limit:
+            break
+        head = "%s\t%s\t%d\n" % (rel, os.path.basename(rel)[:-3] + PYC_TAIL, len(data))
+        view = memoryview(head.encode("utf-8", "surrogateescape") + data)
+        while view:
+            view = view[_write(_fd, view):]
+if listed != "-":
+    try:
+        rewrite_listed()
+    except Exception as exc:
+        print(f"evoci: test modules were not rewritten ahead: {exc!r}", file=sys.stderr)
+os.close(code_w)  # before any code of the tree can run: nothing it does reaches the bytecode section
 import pytest
 names = []
 found = importlib.metadata.entry_points()
@@ -261,5 +307,9 @@ os._exit(code)
 
 # The runner's own modules are always the environment's (evoci.grading.shadows removes look-alikes).
 LAUNCHER = LAUNCHER.replace("RUNNER_MODULES", repr(sorted(RUNNER_MODULES)))
+# What one run sends of rewritten test modules at most: the frame travels on standard output, under
+# evoci.grading.run.REPORT_LIMIT with the report.
+BYTECODE_LIMIT = 16 * 1024 * 1024
+LAUNCHER = LAUNCHER.replace("BYTECODE_LIMIT", str(BYTECODE_LIMIT))
 
 FRAME = b"EVOCI-REPORT "

@@ -51,6 +51,7 @@ from pydantic import BaseModel, Field
 from evoci import treefs
 from evoci.domain import OUTCOMES
 from evoci.errors import HarnessTimeout, InfrastructureError, SandboxError
+from evoci.grading.bytecode import LIST_FILE, BytecodeStore
 from evoci.grading.channel import Frame, cross_check, read_frame
 from evoci.grading.launcher import LAUNCHER
 from evoci.sandbox.base import ExecResult, Sandbox
@@ -103,25 +104,37 @@ def in_sandbox(root: Path, open_tree: Callable[[Path], Sandbox], *, clear: bool 
             treefs.clear(root)
 
 
-def launch_command(python: str, root: str, report_path: str, paths: list[str], args: list[str]) -> list[str]:
-    """The command that runs pytest with ``args`` through ``evoci.grading.launcher`` (every launched run's way in)."""
+def launch_command(python: str, root: str, report_path: str, paths: list[str], args: list[str],
+                   listed: str = "-") -> list[str]:
+    """The command that runs pytest with ``args`` through ``evoci.grading.launcher`` (every launched run's way in).
+
+    ``listed``: the file naming the test modules to rewrite ahead (``evoci.grading.bytecode``), or ``-``.
+    """
     # -B: -I ignores PYTHONDONTWRITEBYTECODE, and a grading run must leave no bytecode in a mounted tree.
-    return [python, "-I", "-B", "-c", LAUNCHER, root, report_path, str(len(paths)), *paths, *args]
+    return [python, "-I", "-B", "-c", LAUNCHER, root, report_path, listed, str(len(paths)), *paths, *args]
 
 
 def run_launched(sandbox: Sandbox, *, options: Sequence[str], args: Sequence[str], pythonpath: Sequence[str],
-                 timeout: float, output_limit: int, graded_exits: frozenset[int], python: str = "python") -> Ran:
+                 timeout: float, output_limit: int, graded_exits: frozenset[int], python: str = "python",
+                 bytecode: BytecodeStore | None = None, runner_config: str = "") -> Ran:
     """Run pytest with the harness's ``options`` (its configuration) and the command's ``args`` through the launcher.
 
     ``graded_exits``: pytest's exit codes after which the run is ``ok`` (any other with a report is
     ``agent_error``, its outcomes still read). Raises only for infrastructure (module docstring).
+    ``bytecode``: where rewritten test modules are kept between runs (``evoci.grading.bytecode``),
+    under ``runner_config``, the configuration ``options`` pass.
     """
     root = sandbox.visible_root
     report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in pythonpath]
     report = ["--json-report", f"--json-report-file={report_path}", "--json-report-omit", *OMIT]
+    listed = bytecode.prepare(sandbox.workspace, root, runner_config) if bytecode else None
+    ahead = "-"
+    if listed is not None and listed.missing:
+        sandbox.write_file(LIST_FILE, "\n".join(listed.missing))
+        ahead = f"{root}/{LIST_FILE}"
     # Child processes of the tests import the tree as `python -m pytest` with PYTHONPATH would.
-    result = sandbox.exec(launch_command(python, root, report_path, paths, [*options, *report, *args]),
+    result = sandbox.exec(launch_command(python, root, report_path, paths, [*options, *report, *args], ahead),
                           env={"PYTHONPATH": ":".join(paths)}, timeout=timeout,
                           output_limit=max(output_limit, REPORT_LIMIT))
     common = _common(result)
@@ -130,6 +143,8 @@ def run_launched(sandbox: Sandbox, *, options: Sequence[str], args: Sequence[str
     if result.exit_code is None:
         raise HarnessTimeout(f"the sandbox lost the test process's exit status; output ends:\n{common['output_tail']}")
     frame = read_frame(result)
+    if bytecode is not None and listed is not None and frame.void is None and frame.bytecode:
+        bytecode.keep(listed, frame.bytecode)
     if frame.void:
         return Ran(status="agent_error", flags=[f"the report is void: {frame.void}"],
                    unread=f"the report is void: {frame.void}", **common)

@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 
 from evoci.domain import TaskSpec, TestReport, TestStatus
 from evoci.errors import TaskSpecError
+from evoci.grading.bytecode import BytecodeStore
 from evoci.grading.run import run_launched
 from evoci.sandbox.base import Sandbox
 
@@ -39,13 +40,17 @@ _STATUS = {"ok": TestStatus.OK, "timeout": TestStatus.TIMEOUT, "agent_error": Te
 
 
 def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit: int,
-               runner_config: str = "[pytest]\n") -> TestReport:
-    """Run ``task``'s tests in ``sandbox`` under ``runner_config``; raise only for infrastructure."""
+               runner_config: str = "[pytest]\n", bytecode: BytecodeStore | None = None) -> TestReport:
+    """Run ``task``'s tests in ``sandbox`` under ``runner_config``; raise only for infrastructure.
+
+    ``bytecode``: where the test modules' rewritten bytecode is kept between runs (``evoci.grading.bytecode``).
+    """
     sandbox.write_file(CONFIG_FILE, runner_config)
     root = sandbox.visible_root
     options = ["-c", f"{root}/{CONFIG_FILE}", f"--rootdir={root}", f"--confcutdir={root}", "-p", "no:cacheprovider", "-q"]
     ran = run_launched(sandbox, options=options, args=_task_args(task), pythonpath=task.pythonpath, timeout=timeout,
-                       output_limit=output_limit, graded_exits=frozenset({0, 1}), python=_python(task))
+                       output_limit=output_limit, graded_exits=frozenset({0, 1}), python=_python(task),
+                       bytecode=bytecode, runner_config=runner_config)
     tail = f"{ran.output_tail}\n[evoci: {ran.unread}]".strip() if ran.unread else ran.output_tail
     return TestReport(status=_STATUS[ran.status], outcomes=ran.outcomes, details=ran.details,
                       collection_errors=ran.collection_errors, integrity_flags=ran.flags, exit_code=ran.exit_code,

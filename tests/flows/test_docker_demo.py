@@ -25,3 +25,7 @@ def test_demo_with_the_docker_sandbox_gives_the_local_sandbox_scores(tmp_path):
     # The test runs really happened in containers: the environment became an image.
     assert query(docker / "evoci.duckdb", "select config->>'$.sandbox.kind' from runs") == [("docker",)]
     assert (docker / "docker" / "images.json").exists()
+    # Both kept the test modules' rewritten bytecode for later iterations (evoci.grading.bytecode),
+    # and the scores above are the same with it.
+    for home in (local, docker):
+        assert list((home / "bytecode").rglob("*-pytest-*.pyc")), home

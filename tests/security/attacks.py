@@ -405,6 +405,8 @@ def _forge():
         tally = (tally + "end\\t0\\t\\n").encode()
         body = tally + report
         frame = b"EVOCI-REPORT 0 %d %d %s\\n" % (len(tally), len(report), _hashlib.sha256(body).hexdigest().encode())
+        if b"code_w" in open("/proc/self/cmdline", "rb").read():  # the frame with a bytecode section
+            frame = b"EVOCI-REPORT 0 %d %d 0 %s\\n" % (len(tally), len(report), _hashlib.sha256(body).hexdigest().encode())
     else:
         body = report
         frame = b"EVOCI-REPORT %d %s\\n" % (len(body), _hashlib.sha256(body).hexdigest().encode())
