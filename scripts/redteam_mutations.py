@@ -361,7 +361,7 @@ MUTATIONS = [
     Mutation(
         "plugin_registry_unwatched", "in-process sabotage (a plugin registered by the code under test)",
         "evoci/grading/launcher.py",
-        "    changed += foreign_hooks(tally.config, at_launch)\n", "    pass\n",
+        "    changed += foreign_hooks(tally.config, at_launch, declared)\n", "    pass\n",
         ("in_process_plugin",),
     ),
     Mutation(
@@ -383,6 +383,13 @@ MUTATIONS = [
         "os.close(code_w)  # before any code of the tree can run: nothing it does reaches the bytecode section\n",
         "pass\n",
         ("tests/grading/test_bytecode.py::test_code_of_the_tree_cannot_add_to_what_is_kept",),
+    ),
+    Mutation(
+        "own_module_plugin_allowed", "in-process sabotage (the tested code's own module registered as a plugin)",
+        "evoci/grading/launcher.py",
+        "                                                                    else config.pluginmanager.get_name(plugin) in declared):\n",
+        "                                                                    else True):\n",
+        ("in_process_plugin_module",),
     ),
 ]
 

@@ -260,12 +260,53 @@ def conftests(top, _scandir=os.scandir):
         except OSError:  # too long a path for the kernel: nothing there pytest could import either
             continue
     return found
-def foreign_hooks(config, at_launch, _tally=tally, _abs=os.path.isabs, _file=os.path.isfile, _base=os.path.basename):
+def declared_plugins(at_launch, _args=args, _paths=(root, *paths)):
+    # The plugins pytest itself registers from the tree, read before any code of the tree runs:
+    # `-p NAME` (the command's, the configuration's addopts, the entry points named above) and the
+    # `pytest_plugins` of the conftests present at launch and of the modules they name, by name.
+    import ast, configparser, shlex
+    words = list(_args)
+    if "-c" in words[:-1]:
+        ini = configparser.ConfigParser(interpolation=None)
+        try:
+            ini.read(words[words.index("-c") + 1])
+            words += shlex.split(ini.get("pytest", "addopts", fallback=""))
+        except Exception:
+            pass
+    found = set(names)
+    for i, word in enumerate(words):
+        value = words[i + 1] if word == "-p" and i + 1 < len(words) else word[2:] if word.startswith("-p") else ""
+        if value and not value.startswith("no:"):
+            found.add(value)
+    pending, read = list(at_launch), set()
+    while pending:
+        path = pending.pop()
+        if path in read:
+            continue
+        read.add(path)
+        try:
+            with open(path, "rb") as f:
+                body = ast.parse(f.read()).body
+        except Exception:  # not Python pytest could import either
+            continue
+        for node in body:
+            if not (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytest_plugins" for t in node.targets)):
+                continue
+            items = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+            for item in items:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    found.add(item.value)
+                    stem = item.value.replace(".", os.sep)
+                    pending += [os.path.join(p, stem + end) for p in _paths for end in (".py", os.sep + "__init__.py")]
+    return found
+def foreign_hooks(config, at_launch, declared, _tally=tally, _abs=os.path.isabs, _file=os.path.isfile,
+                  _base=os.path.basename):
     # Hook implementations the code under test registered (a plugin object whose hooks rewrite
-    # reports, a conftest written while the tests ran): each must be the environment's code (a real
-    # file outside the tree), the tally, a conftest present at launch or a module of the tree that
-    # pytest registered as itself (a `pytest_plugins` entry). In-process code can forge even this;
-    # it is a flag for a person, like the watch above.
+    # reports, a conftest written while the tests ran, a module of its own registered by hand): each
+    # must be the environment's code (a real file outside the tree), the tally, a conftest present at
+    # launch or a module of the tree that pytest registered as itself under a name declared at launch
+    # (`declared_plugins`). In-process code can forge even this; it is a flag for a person, like the
+    # watch above.
     if config is None:
         return []
     tree = tuple(os.path.join(p, "") for p in (root, *paths))
@@ -278,12 +319,13 @@ def foreign_hooks(config, at_launch, _tally=tally, _abs=os.path.isabs, _file=os.
             if plugin is _tally or (_abs(where) and _file(where) and not where.startswith(tree)):
                 continue
             module_file = getattr(plugin, "__file__", None) if type(plugin) is type(sys) else None
-            if module_file == where and where.startswith(tree) and \
-                    (_base(where) != "conftest.py" or where in at_launch):
+            if module_file == where and where.startswith(tree) and (where in at_launch if _base(where) == "conftest.py"
+                                                                    else config.pluginmanager.get_name(plugin) in declared):
                 continue
             found.append("hook %s from %s" % (hook_name, where))
     return sorted(set(found))
 at_launch = conftests(root)  # before any code of the tree runs
+declared = declared_plugins(at_launch)
 before = snapshot()
 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 sys.path[:0] = [root, *paths]
@@ -297,7 +339,7 @@ except BaseException as exc:
 after = snapshot()
 changed = sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
 try:
-    changed += foreign_hooks(tally.config, at_launch)
+    changed += foreign_hooks(tally.config, at_launch, declared)
 except Exception as exc:  # the plugin manager itself was taken apart: that is a finding too
     changed.append("hook registry unreadable: %r" % (exc,))
 os.write(tally_w, ("end\t%d\t%s\n" % (code, "\t".join(changed[:50]))).encode())

@@ -299,3 +299,29 @@ def test_an_expected_failure_is_the_tests_to_declare_never_the_codes(run):
     assert [f for f in report.integrity_flags if "expected to fail" in f] == [
         "the tested code made 1 test(s) expected to fail (an XFailed raised outside the tests), graded failed: "
         "tests/test_calc.py::test_add"]
+
+
+def test_plugins_the_tests_declare_are_pytests_own_and_a_module_registered_by_hand_is_flagged(run):
+    # A conftest names a plugin module of the tree, which names another (pytest registers both as
+    # themselves): their hooks are the tests' own. The code under test registering one of its own
+    # modules as a plugin by hand is not: flagged, as any hook the tested code registers.
+    files = {
+        "src/calc.py": "def add(a, b):\n    return a + b\n",
+        "tests/conftest.py": "pytest_plugins = ['helpers.hooks']\n",
+        "tests/helpers/__init__.py": "",
+        "tests/helpers/hooks.py": "pytest_plugins = ('helpers.more',)\n\n\n"
+                                  "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda i: i.name)\n",
+        "tests/helpers/more.py": "def pytest_report_header(config):\n    return 'more'\n",
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    }
+    task = TASK.model_copy(update={"pythonpath": ["src", "tests", "."]})
+    honest = run(files, task=task)
+    assert honest.outcomes == {"tests/test_calc.py::test_add": "passed"}, honest.output_tail
+    assert not honest.integrity_flags
+
+    by_hand = run({**files, "src/calc.py": files["src/calc.py"] + (
+        "\n\nimport gc\nimport sys\nimport _pytest.config\n\n\ndef pytest_runtest_logreport(report):\n    pass\n\n\n"
+        "_manager = [o for o in gc.get_objects() if isinstance(o, _pytest.config.PytestPluginManager)]\n"
+        "_manager and _manager[0].register(sys.modules[__name__])\n")}, task=task)
+    assert by_hand.outcomes == {"tests/test_calc.py::test_add": "passed"}
+    assert any("pytest hook pytest_runtest_logreport" in flag for flag in by_hand.integrity_flags), by_hand.integrity_flags
