@@ -391,6 +391,13 @@ MUTATIONS = [
         "                                                                    else True):\n",
         ("in_process_plugin_module",),
     ),
+    Mutation(
+        "importable_tree_rewritten_ahead", "poisoning kept bytecode (an environment that imports the tree at start-up)",
+        "evoci/grading/launcher.py",
+        'if listed != "-" and tree_importable():\n', 'if listed != "-" and False:\n',
+        ("tests/grading/test_bytecode.py::"
+         "test_an_environment_that_makes_the_tree_importable_at_start_up_gets_nothing_rewritten_ahead",),
+    ),
 ]
 
 

@@ -35,8 +35,10 @@ is sent to the collector as it happens, as plain text, through a pipe made only 
 **Test modules rewritten before the tree runs.** ``listed`` (``-`` for none) names a file of the
 tree's test modules, one path per line, that the harness keeps no bytecode for yet. The test
 process rewrites their assertions with the environment's pytest *before* any code of the tree can
-run (no plugin is loaded and the tree is not on the path yet) and sends the results to the
-collector through a pipe of their own, which it closes before the tree is put on the path: the
+run (no plugin is loaded and the tree is not on the path yet; an environment that makes the tree
+importable at start-up, through a ``.pth`` or a finder of an editable install, gets nothing
+rewritten ahead) and sends the results to the collector through a pipe of their own, which it
+closes before the tree is put on the path: the
 ``<bytecode>`` section is ``path<TAB>file name<TAB>size<NL><pyc bytes in base64>`` for each, and nothing the
 tests run later can add to it. ``evoci.grading.bytecode`` keeps them and puts them in the next
 tree's ``__pycache__``, where pytest reads them instead of rewriting the module again.
@@ -123,6 +125,26 @@ for fd in (host, tally_r, go_w, wake_r, wake_w, code_r):
     os.close(fd)
 signal.set_wakeup_fd(-1)
 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+def tree_importable(_tops=(root, *paths)):
+    # Whether an import can reach the tree already: an environment (an image with `pip install -e .`, a
+    # .pth naming the tree) may put it on sys.path or install its own finder at start-up, and then even
+    # the standard library's optional imports (copy's `org`) can run its code, before the rewriting
+    # below is done. Then nothing is rewritten ahead: the bytecode section is closed at once.
+    import importlib.machinery as machinery
+    tops = tuple(os.path.join(os.path.realpath(p), "") for p in _tops)
+    if any(os.path.join(os.path.realpath(entry or "."), "").startswith(tops) for entry in sys.path):
+        return True
+    standard = (machinery.BuiltinImporter, machinery.FrozenImporter, machinery.PathFinder)
+    finders = [f for f in sys.meta_path if f not in standard and type(f).__module__ != "_distutils_hack"]
+    hooks = [h for h in sys.path_hooks
+             if getattr(h, "__module__", None) not in ("zipimport", "_frozen_importlib_external", "importlib._bootstrap_external")]
+    return bool(finders or hooks)
+if listed != "-" and tree_importable():
+    print("evoci: the environment makes the tree importable at start-up: no test module is rewritten ahead",
+          file=sys.stderr)
+    listed = "-"
+if listed == "-":
+    os.close(code_w)
 import importlib.metadata  # the standard library only (-I): imported while the collector gets out of reach
 os.read(go_r, 1)  # the collector is out of reach before any code of the tree runs (an editable install
 os.close(go_r)    # in the environment can make even `import pytest` the tree's)
@@ -159,7 +181,7 @@ if listed != "-":
         rewrite_listed()
     except Exception as exc:
         print(f"evoci: test modules were not rewritten ahead: {exc!r}", file=sys.stderr)
-os.close(code_w)  # before any code of the tree can run: nothing it does reaches the bytecode section
+    os.close(code_w)  # before any code of the tree can run: nothing it does reaches the bytecode section
 import pytest
 names = []
 found = importlib.metadata.entry_points()

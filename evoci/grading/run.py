@@ -51,9 +51,9 @@ from pydantic import BaseModel, Field
 from evoci import treefs
 from evoci.domain import OUTCOMES
 from evoci.errors import HarnessTimeout, InfrastructureError, SandboxError
-from evoci.grading.bytecode import LIST_FILE, BytecodeStore
+from evoci.grading.bytecode import LIST_FILE, BytecodeStore, Listed
 from evoci.grading.channel import Frame, cross_check, read_frame
-from evoci.grading.launcher import LAUNCHER
+from evoci.grading.launcher import BYTECODE_LIMIT, LAUNCHER
 from evoci.sandbox.base import ExecResult, Sandbox
 
 DETAIL_LIMIT = 8 * 1024  # characters of failure text kept per test
@@ -116,27 +116,25 @@ def launch_command(python: str, root: str, report_path: str, paths: list[str], a
 
 def run_launched(sandbox: Sandbox, *, options: Sequence[str], args: Sequence[str], pythonpath: Sequence[str],
                  timeout: float, output_limit: int, graded_exits: frozenset[int], python: str = "python",
-                 bytecode: BytecodeStore | None = None, runner_config: str = "") -> Ran:
+                 bytecode: BytecodeStore | None = None, runner_config: str = "",
+                 test_folders: tuple[str, ...] = ()) -> Ran:
     """Run pytest with the harness's ``options`` (its configuration) and the command's ``args`` through the launcher.
 
     ``graded_exits``: pytest's exit codes after which the run is ``ok`` (any other with a report is
     ``agent_error``, its outcomes still read). Raises only for infrastructure (module docstring).
     ``bytecode``: where rewritten test modules are kept between runs (``evoci.grading.bytecode``),
-    under ``runner_config``, the configuration ``options`` pass.
+    under ``runner_config``, the configuration ``options`` pass, for the test modules under
+    ``test_folders`` (the reference's) and every conftest.
     """
     root = sandbox.visible_root
     report_path = f"{sandbox.report_dir}/evoci-report-{secrets.token_hex(8)}.json"
     paths = [posixpath.normpath(posixpath.join(root, p)) for p in pythonpath]
     report = ["--json-report", f"--json-report-file={report_path}", "--json-report-omit", *OMIT]
-    listed = bytecode.prepare(sandbox.workspace, root, runner_config) if bytecode else None
-    ahead = "-"
-    if listed is not None and listed.missing:
-        sandbox.write_file(LIST_FILE, "\n".join(listed.missing))
-        ahead = f"{root}/{LIST_FILE}"
+    listed, ahead = _rewrite_ahead(sandbox, bytecode, runner_config, test_folders, (*options, *args))
     # Child processes of the tests import the tree as `python -m pytest` with PYTHONPATH would.
     result = sandbox.exec(launch_command(python, root, report_path, paths, [*options, *report, *args], ahead),
                           env={"PYTHONPATH": ":".join(paths)}, timeout=timeout,
-                          output_limit=max(output_limit, REPORT_LIMIT))
+                          output_limit=max(output_limit, REPORT_LIMIT + BYTECODE_LIMIT + (1 << 20)))
     common = _common(result)
     if result.timed_out:
         return Ran(status="timeout", **common)
@@ -156,6 +154,27 @@ def run_launched(sandbox: Sandbox, *, options: Sequence[str], args: Sequence[str
     outcomes, details, flags = graded_outcomes(frame)
     return Ran(status="ok" if frame.exit_code in graded_exits else "agent_error", outcomes=outcomes,
                details=details, collection_errors=_collection_errors(frame.report), flags=flags, **common)
+
+
+def _rewrite_ahead(sandbox: Sandbox, bytecode: BytecodeStore | None, runner_config: str,
+                   test_folders: tuple[str, ...], arguments: tuple[str, ...]) -> tuple[Listed | None, str]:
+    """Kept bytecode put in place, and the launcher's list of test modules to rewrite ahead (or ``-``).
+
+    Only time is at stake: whatever goes wrong here, the run goes on as without a store.
+    """
+    if bytecode is None:
+        return None, "-"
+    environment = getattr(sandbox, "environment", None)
+    where = (f"{type(sandbox).__name__}:{getattr(environment, 'spec_hash', None) or getattr(sandbox, 'image', '')}:"
+             f"{sandbox.visible_root}")
+    try:
+        listed = bytecode.prepare(sandbox.workspace, where, runner_config, test_folders, arguments)
+        if listed is None or not listed.missing:
+            return listed, "-"
+        sandbox.write_file(LIST_FILE, "\n".join(listed.missing).encode("utf-8", "surrogateescape"))
+    except (OSError, UnicodeError, ValueError):
+        return None, "-"
+    return listed, f"{sandbox.visible_root}/{LIST_FILE}"
 
 
 def run_logged(sandbox: Sandbox, argv: list[str], *, env: dict[str, str], timeout: float, output_limit: int,

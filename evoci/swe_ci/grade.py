@@ -50,7 +50,7 @@ def run_pytest(sandbox: Sandbox, task: TaskSpec, *, timeout: float, output_limit
     options = ["-c", f"{root}/{CONFIG_FILE}", f"--rootdir={root}", f"--confcutdir={root}", "-p", "no:cacheprovider", "-q"]
     ran = run_launched(sandbox, options=options, args=_task_args(task), pythonpath=task.pythonpath, timeout=timeout,
                        output_limit=output_limit, graded_exits=frozenset({0, 1}), python=_python(task),
-                       bytecode=bytecode, runner_config=runner_config)
+                       bytecode=bytecode, runner_config=runner_config, test_folders=(task.tests_dir,))
     tail = f"{ran.output_tail}\n[evoci: {ran.unread}]".strip() if ran.unread else ran.output_tail
     return TestReport(status=_STATUS[ran.status], outcomes=ran.outcomes, details=ran.details,
                       collection_errors=ran.collection_errors, integrity_flags=ran.flags, exit_code=ran.exit_code,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import marshal
+import os
 import shutil
 
 import pytest
@@ -34,7 +36,7 @@ def graded(opener, tree, store, config=CONFIG):
         return run_launched(sandbox, options=["-c", f"{root}/.evoci/pytest.ini", f"--rootdir={root}", "-p",
                                               "no:cacheprovider"], args=["tests"], pythonpath=["."], timeout=120,
                             output_limit=100_000, graded_exits=frozenset({0, 1}), bytecode=store,
-                            runner_config=config)
+                            runner_config=config, test_folders=("tests",))
 
 
 def kept(store_dir):
@@ -113,3 +115,102 @@ def test_a_configuration_with_the_assertion_pass_hook_keeps_nothing(opener, tmp_
     ran = graded(opener, fresh(tmp_path, "t1"), store, config)
     assert ran.outcomes["tests/test_calc.py::test_add"] == "passed"
     assert kept(tmp_path / "bytecode") == []
+
+
+LONG = "test_" + "a" * 240 + ".py"  # a valid name; with pytest's cache name after it, too long for one
+
+
+def test_names_the_store_cannot_carry_are_left_to_pytest_and_the_run_goes_on(opener, tmp_path):
+    # A test module named near the file-name limit (its cached name would pass it): the second run's
+    # placing raised out of the grading (an infrastructure error, retried for good). One whose name is
+    # not UTF-8 made the list unwritable. Both are now left to pytest to rewrite, as without a store.
+    store = BytecodeStore(tmp_path / "bytecode")
+    files = {**TESTS, f"tests/{LONG}": "def test_x():\n    assert 1\n"}
+    for name in ("t1", "t2"):
+        ran = graded(opener, fresh(tmp_path, name, files), store)
+        assert ran.status == "ok" and ran.outcomes[f"tests/{LONG}::test_x"] == "passed", (ran.unread, ran.output_tail)
+    tree = fresh(tmp_path, "t3")
+    with open(os.path.join(os.fsencode(tree / "tests"), b"test_\xff.py"), "wb") as f:
+        f.write(b"def test_y():\n    assert 1\n")
+    listed = store.prepare(tree, "here", CONFIG, ("tests",))
+    assert listed.missing == ["tests/test_calc.py"]  # listed: the module whose name the list can carry
+
+
+def test_only_the_references_test_modules_are_kept(opener, tmp_path):
+    # Test modules the agent adds outside the tests folder would, with new content each iteration, grow
+    # the store without end: they are not listed.
+    store = BytecodeStore(tmp_path / "bytecode")
+    graded(opener, fresh(tmp_path, "t1", {**TESTS, "src/junk/test_junk.py": "def test_j():\n    pass\n"}), store)
+    assert len(kept(tmp_path / "bytecode")) == 1
+
+
+# Tree code that writes a well-formed entry for tests/test_calc.py (the real source hash, code in which
+# every test passes) to the last write-only pipe it holds, the bytecode section's while it is open.
+FORGE_ALL_PASS = r'''
+import base64, importlib.util, importlib.metadata, marshal, os, stat, sys
+def _forge():
+    rel = "tests/test_calc.py"
+    path = os.path.join("/workspace", rel)
+    source = open(path, "rb").read()
+    code = compile("def test_add():\n    pass\n\ndef test_wrong():\n    pass\n", path, "exec")
+    pyc = importlib.util.MAGIC_NUMBER + b"\x03\x00\x00\x00" + importlib.util.source_hash(source)[:8] + marshal.dumps(code)
+    tail = ".%s-pytest-%s.pyc" % (sys.implementation.cache_tag, importlib.metadata.version("pytest"))
+    data = base64.b64encode(pyc)
+    entry = ("%s\t%s\t%d\n" % (rel, "test_calc" + tail, len(data))).encode() + data
+    writers = []
+    for fd in range(3, 64):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and \
+                    int(open("/proc/self/fdinfo/%d" % fd).read().split("flags:")[1].split()[0], 8) & 3 == os.O_WRONLY:
+                writers.append(fd)
+        except (OSError, IndexError, ValueError):
+            continue
+    if len(writers) >= 2:
+        os.write(writers[-1], entry)
+_forge()
+'''
+
+
+def test_an_environment_that_makes_the_tree_importable_at_start_up_gets_nothing_rewritten_ahead(built_env, tmp_path):  # noqa: F811
+    # An environment whose .pth names the tree (what an image with an editable install has): the standard
+    # library's optional imports (copy's `org`) then ran the tree's code while the bytecode section was
+    # open, and a forged entry reached the store, then every later run with those tests. Now nothing
+    # is rewritten ahead in such an environment, and nothing is kept.
+    env_path = tmp_path / "env"
+    shutil.copytree(built_env.path, env_path, symlinks=True)
+    [site] = list(env_path.glob("lib/python*/site-packages"))
+    (site / "editable_tree.pth").write_text("/workspace/src\n")
+    env = dataclasses.replace(built_env, path=env_path, python=env_path / "bin" / "python", bin_dir=env_path / "bin")
+    forge = FORGE_ALL_PASS
+    store = BytecodeStore(tmp_path / "bytecode")
+    ran = graded(lambda root: LocalSandbox(root, env, isolation=BwrapOptions(), ephemeral=True),
+                 fresh(tmp_path, "t1", {**TESTS, "src/org/__init__.py": forge}), store)
+    assert ran.outcomes["tests/test_calc.py::test_wrong"] == "failed"
+    clean = graded(opener_for(built_env), fresh(tmp_path, "t2"), store)  # the same tests, no trace of the attack
+    assert clean.outcomes["tests/test_calc.py::test_wrong"] == "failed"  # the forged entry made it pass
+
+
+def opener_for(env):
+    return lambda root: LocalSandbox(root, env, isolation=BwrapOptions(), ephemeral=True)
+
+
+def test_what_another_task_is_keeping_at_the_same_moment_is_never_placed(opener, tmp_path, monkeypatch):
+    store = BytecodeStore(tmp_path / "bytecode")
+    graded(opener, fresh(tmp_path, "t1"), store)
+    [entry] = kept(tmp_path / "bytecode")
+    (entry.parent / "keeping-half").write_bytes(entry.read_bytes()[:10])  # not a name pytest reads
+    listed = store.prepare(fresh(tmp_path, "t2"), "elsewhere", CONFIG, ("tests",))
+    assert listed.missing == ["tests/test_calc.py"]  # other place, other key: nothing placed
+    original = type(entry).read_bytes
+
+    def replaced_meanwhile(path):
+        if path.name.endswith(".pyc"):
+            raise FileNotFoundError(path)
+        return original(path)
+
+    monkeypatch.setattr(type(entry), "read_bytes", replaced_meanwhile)
+    where = next(iter({p.parent for p in kept(tmp_path / "bytecode")}))
+    monkeypatch.setattr(BytecodeStore, "_entry", lambda self, *_: where)
+    tree = fresh(tmp_path, "t3")
+    listed = store.prepare(tree, "anywhere", CONFIG, ("tests",))
+    assert listed.missing == ["tests/test_calc.py"] and not (tree / "tests" / "__pycache__").exists()
