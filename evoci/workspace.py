@@ -33,16 +33,16 @@ from evoci import treefs
 from evoci.agents.base import HARNESS_DIR
 from evoci.errors import SandboxError, TaskSpecError
 
-_IDENTITY = {"GIT_AUTHOR_NAME": "evoci", "GIT_AUTHOR_EMAIL": "evoci@evoci.invalid",
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "evoci", "GIT_AUTHOR_EMAIL": "evoci@evoci.invalid",
              "GIT_COMMITTER_NAME": "evoci", "GIT_COMMITTER_EMAIL": "evoci@evoci.invalid"}
-_EPOCH = 1_700_000_000  # commit dates: this + iteration, so SHAs are reproducible
+GIT_EPOCH = 1_700_000_000  # commit dates: this + iteration, so SHAs are reproducible
 # Config given on the command line wins over any file; it also reaches git's child processes.
-_SAFE_CONFIG = (
+SAFE_GIT_CONFIG = (
     "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false", "core.sshCommand=false",
     "submodule.recurse=false", "diff.ignoreSubmodules=all", "protocol.allow=never",
     "core.pager=cat", "commit.gpgsign=false", "core.autocrlf=false",
 )
-_SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
+SAFE_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0"}
 # Bytes in the longest relative path an agent's work may keep. git reaches a path through the whole
 # of it, so past the system's 4,096 (PATH_MAX, less what git appends as it looks inside: a file at
 # 4,092 was refused) `git add` warns, or stops with "fatal: unable to stat", and the node would fail.
@@ -126,15 +126,15 @@ class Workspace:
     def repo(self) -> git.Repo:
         """The repository, for reading history; commands that touch the work tree go through ``git``."""
         repo = git.Repo(self.git_dir)
-        repo.git.update_environment(**_SAFE_ENV, GIT_DIR=str(self.git_dir))
+        repo.git.update_environment(**SAFE_GIT_ENV, GIT_DIR=str(self.git_dir))
         return repo
 
     @property
     def git(self) -> git.cmd.Git:
         """git for this work tree, with every executable config switched off (see the module docstring)."""
         cmd = git.cmd.Git(self.path)
-        cmd.update_environment(**_SAFE_ENV, GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.path))
-        cmd.set_persistent_git_options(c=list(_SAFE_CONFIG))
+        cmd.update_environment(**SAFE_GIT_ENV, GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.path))
+        cmd.set_persistent_git_options(c=list(SAFE_GIT_CONFIG))
         return cmd
 
     def reclaim_harness_dir(self) -> list[str]:
@@ -231,7 +231,7 @@ class Workspace:
         """Make the git folder for the files already in the work tree, commit them as iteration 0
         and tag that commit ``tag`` (written last: it marks a complete workspace); return its SHA."""
         cmd = git.cmd.Git(self.path.parent)
-        cmd.update_environment(**_SAFE_ENV)
+        cmd.update_environment(**SAFE_GIT_ENV)
         cmd.init("-q", "--bare", "--initial-branch=evoci", str(self.git_dir))
         self.git.config("core.bare", "false")
         (self.git_dir / "info").mkdir(exist_ok=True)
@@ -263,8 +263,8 @@ class Workspace:
         self.purge_nested_git()
         self.reclaim_harness_dir()  # what is left at .evoci is a real folder, which every exclude rule matches
         self.git.add("--all")
-        date = f"{_EPOCH + iteration} +0000"
-        env = {**_SAFE_ENV, **_IDENTITY, "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path),
+        date = f"{GIT_EPOCH + iteration} +0000"
+        env = {**SAFE_GIT_ENV, **GIT_IDENTITY, "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path),
                "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
         self.git.commit("--allow-empty", "--no-verify", "-q", "-m", message, env=env)
         return self.git.rev_parse("HEAD").strip()

@@ -148,6 +148,7 @@ def grade_request(instance: EvoInstance, prepared: EvoPrepared, patch: str | Non
         base_sha=prepared.base_sha, patch=patch, test_patch=test_patch, test_cmds=command.text,
         log_parser=instance.log_parser, targets=[*instance.f2p, *instance.p2p], pytest_plugins=plugins,
         autoload_plugins=instance.pytest_autoload, pythonpath=pythonpath, timeout_s=timeout_s,
+        git_checkout=bool(instance.spec and instance.spec.git_checkout),
     )
 
 

@@ -80,6 +80,7 @@ class GradeRequest(BaseModel):
     pythonpath: list[str] = Field(default_factory=lambda: ["src", "."])
     timeout_s: float
     base_only: bool = Field(False, description="Test the clean base + test_patch (the environment's proof), no patch.")
+    git_checkout: bool = Field(False, description="The tree gets a .git holding one commit of the clean base (the spec's).")
 
 
 class Grade(BaseModel):
@@ -107,10 +108,10 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
     """
     parse = get_parser(request.log_parser)  # an unknown parser is bad input: fail before building anything
     if request.base_only:
-        tree = make_base_tree(tree_path, source, request.base_sha, request.test_patch)
+        tree = make_base_tree(tree_path, source, request.base_sha, request.test_patch, request.git_checkout)
     else:
         tree = make_grading_tree(tree_path, source, request.base_sha, request.patch, request.test_patch,
-                                 tuple(request.pythonpath))
+                                 tuple(request.pythonpath), request.git_checkout)
     if tree.patch_applied is None:
         return Grade(status="no_prediction")
     if not tree.patch_applied:

@@ -50,11 +50,15 @@ class RepoSpec(BaseModel):
     packages: tuple[str, ...] = Field((), description="pip requirements, pinned to the period's releases.")
     pytest_plugins: tuple[str, ...] = Field((), description="Plugin modules loaded with -p (autoloading is off).")
     pythonpath: tuple[str, ...] = Field((".",), description="Folders of the grading tree put on PYTHONPATH.")
+    git_checkout: bool = Field(False, description=(
+        "Grade in a checkout: the grading tree gets a harness-made .git holding one commit of the clean base "
+        "(tests that open the repository they run in need one)."))
     note: str = ""
 
     @property
     def content_hash(self) -> str:
-        return stable_hash(self.model_dump(exclude={"versions", "note"}))
+        # git_checkout off is left out, so the specs written before it keep their identity (and caches).
+        return stable_hash(self.model_dump(exclude={"versions", "note", *(() if self.git_checkout else ("git_checkout",))}))
 
     def environment(self) -> EnvironmentSpec:
         return EnvironmentSpec(python=self.python, requirements=self.packages, pre_install=self.pre_install)

@@ -25,6 +25,12 @@ source files, never its grade, so ``make_grading_tree``:
    ``addopts = -p its_plugin``, are never read. A tree whose own configuration differs records
    that file as overridden.
 
+8. for a spec with ``git_checkout``, gives the tree a harness-made ``.git`` holding one commit of
+   the clean base (``checkout``), last, so ``git status`` shows the patch and the ``test_patch``
+   as changes, as in the SWE-bench images; no git command of the harness reads the tree for it.
+
+A patch's files under a ``.git`` (any depth, any case) are left out before step 2 and recorded:
+``git apply`` refuses a whole patch for one of them, and the tree's ``.git`` is the harness's.
 Every path of the agent's work that grading overrode or removed is returned, so it is recorded.
 Steps 3–6 never follow a link of the agent's tree.
 """
@@ -46,6 +52,7 @@ from evoci.errors import InputError
 from evoci.grading import diffpaths
 from evoci.grading.shadows import remove_shadows
 from evoci.grading.tree import configuration, runner_config
+from evoci.swebench.checkout import GIT_DIR, add_base_repository
 
 HOOK_FILES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 HOOK_SUFFIXES = (".pth",)
@@ -89,16 +96,20 @@ def is_empty_patch(patch: str | None) -> bool:
 
 
 def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | None, test_patch: str,
-                      import_roots: tuple[str, ...] = ("src", ".")) -> GradingTree:
+                      import_roots: tuple[str, ...] = ("src", "."), git_checkout: bool = False) -> GradingTree:
     """Build the grading tree at ``path`` (replacing what is there); see the module docstring.
 
-    The tree is a plain folder, not a repository: git only unpacks the base and applies patches
-    (few processes: grading time stays close to the test command's own).
+    The tree is a plain folder, a repository only with ``git_checkout``: git unpacks the base and
+    applies patches (few processes: grading time stays close to the test command's own).
     """
     _unpack_base(path, source, base_sha)
     if is_empty_patch(patch):
         return GradingTree(path, patch_applied=None)
-    method, error = _apply(path, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
+    patch, in_git_dir = without_git_dirs(patch)
+    if in_git_dir and not patch_paths(patch):  # nothing but files under a .git: the clean base is graded
+        method, error = "git apply", ""
+    else:
+        method, error = _apply(path, patch, ("git apply", []), ("git apply -C1", ["-C1", "--recount"]))
     tree = GradingTree(path, patch_applied=method is not None, apply_method=method, apply_error=error)
     if method is not None:
         tree.overridden = restore_tests_and_remove_hooks(path, source, base_sha, patch_paths(patch), test_patch,
@@ -108,17 +119,43 @@ def make_grading_tree(path: Path, source: git.Repo, base_sha: str, patch: str | 
         if found_in and mine != clean:
             tree.overridden = sorted({*tree.overridden, found_in})
         # Harness-owned names: whatever the patch put there (a link to a host file) is gone first.
-        tree.overridden = sorted({*tree.overridden, *treefs.write_file(path, RUNNER_CONFIG_FILE, clean),
-                                  *treefs.make_dir(path, HARNESS_DIR)})
+        tree.overridden = sorted({*tree.overridden, *in_git_dir, *treefs.write_file(path, RUNNER_CONFIG_FILE, clean),
+                                  *treefs.make_dir(path, HARNESS_DIR),
+                                  *(add_base_repository(path, source, base_sha) if git_checkout else ())})
     return tree
 
 
-def make_base_tree(path: Path, source: git.Repo, base_sha: str, test_patch: str) -> GradingTree:
+def make_base_tree(path: Path, source: git.Repo, base_sha: str, test_patch: str,
+                   git_checkout: bool = False) -> GradingTree:
     """The clean base with the ``test_patch``: what proves an environment before any agent is graded in it."""
     _unpack_base(path, source, base_sha)
     restore_tests_and_remove_hooks(path, source, base_sha, set(), test_patch)
     (path / RUNNER_CONFIG_FILE).write_text(clean_runner_config(source, base_sha, test_patch))
+    if git_checkout:
+        add_base_repository(path, source, base_sha)
     return GradingTree(path, patch_applied=True, apply_method="base")
+
+
+def without_git_dirs(patch: str) -> tuple[str, list[str]]:
+    """``patch`` without its files under (or at) a ``.git``, and their paths.
+
+    git refuses such a path in any case (``.GIT/config`` too), and with it the whole patch; left
+    out, the rest of the patch is graded as if the agent had not written them.
+    """
+    sections: list[list[str]] = [[]]
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("diff --git "):  # a hunk's lines start with " ", "+", "-" or "\\": never this
+            sections.append([])
+        sections[-1].append(line)
+    kept, dropped = [], set()
+    for n, section in enumerate(sections):
+        text = "".join(section)
+        paths = patch_paths(text) if n else set()
+        if any(part.casefold() == GIT_DIR for p in paths for part in p.split("/")):
+            dropped |= paths
+        else:
+            kept.append(text)
+    return "".join(kept), sorted(dropped)
 
 
 def _unpack_base(path: Path, source: git.Repo, base_sha: str) -> None:
