@@ -263,3 +263,44 @@ def test_a_prediction_whose_code_makes_its_failures_expected_resolves_nothing_an
     assert any("made" in f and "expected to fail" in f for f in integrity), integrity
     assert query(db, "select count(*) from test_results where run_id = ? and task_id = ? and outcome = 'xfailed'",
                  [summary.run_id, instance]) == [(0,)]
+
+
+def test_a_git_folder_in_the_prediction_runs_nothing_is_recorded_and_the_rest_is_graded(tmp_path):
+    """A spec with ``git_checkout``: the grading tree gets the harness's ``.git``. The prediction is the gold
+    patch plus a ``.git/config`` whose ``fsmonitor`` (run by any git command reading the tree) and hooks
+    write a marker on the host, and a ``.git`` link in a subfolder pointing at the host's ``/``: none of
+    it reaches the tree, nothing runs, each path is recorded, and the instance resolves as gold does."""
+    from evoci.swe_evo.demo import build_swe_evo_demo
+    from tests.flows.test_swe_evo_environments import HARNESS, RUNNING
+
+    dataset = build_swe_evo_demo(tmp_path / "demo")
+    records = {r["instance_id"]: r for r in json.loads(dataset.read_text())}
+    instance = "kvconf_0.1.0_0.2.0"
+    marker = tmp_path / "host-command-ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    planted = (f"diff --git a/.git/config b/.git/config\nnew file mode 100644\n--- /dev/null\n+++ b/.git/config\n"
+               f"@@ -0,0 +1,3 @@\n+[core]\n+\tfsmonitor = {script}\n+\thooksPath = {tmp_path}\n"
+               "diff --git a/src/.git b/src/.git\nnew file mode 120000\n--- /dev/null\n+++ b/src/.git\n"
+               "@@ -0,0 +1 @@\n+/\n\\ No newline at end of file\n")
+    for hook in ("pre-commit", "post-checkout", "reference-transaction"):
+        (tmp_path / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (tmp_path / hook).chmod(0o755)
+    specs = tmp_path / "envs.json"
+    specs.write_text(json.dumps({"evoci/kvconf": [{"versions": ["0.1", "0.2", "0.3"], "python": RUNNING,
+                                                   "packages": HARNESS, "git_checkout": True}]}))
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({instance: {"model_name_or_path": "hostile",
+                                            "model_patch": planted + records[instance]["patch"]}}))
+    config = RunConfig(protocol="swe-evo", programmer=AgentConfig(kind="predictions", options={"path": str(preds)}),
+                       test_timeout_s=300)
+    [summary, *_] = swe_evo(str(dataset), config, home=str(tmp_path / "home"), environments=str(specs))
+    db = tmp_path / "home" / "evoci.duckdb"
+    [(applied, resolved)] = query(db, "select patch_applied, resolved from swe_evo_instances where run_id = ? "
+                                      "and task_id = ?", [summary.run_id, instance])
+    [(tampered,)] = query(db, "select tampered_files from iterations where run_id = ? and task_id = ?",
+                          [summary.run_id, instance])
+    assert not marker.exists(), "a command the prediction wrote ran"
+    assert (applied, resolved) == (True, True)
+    assert {".git/config", "src/.git"} <= set(tampered), tampered
