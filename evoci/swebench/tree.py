@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ TEST_DIRS = frozenset({"test", "tests", "testing"})
 CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 # At the tree's root, so ini-relative settings (pythonpath, testpaths) mean what they meant.
 RUNNER_CONFIG_FILE = ".evoci-pytest.ini"
+_FILE_START = re.compile(r"^(?=diff --git )", re.MULTILINE)
 
 
 @dataclass
@@ -142,19 +144,16 @@ def without_git_dirs(patch: str) -> tuple[str, list[str]]:
     git refuses such a path in any case (``.GIT/config`` too), and with it the whole patch; left
     out, the rest of the patch is graded as if the agent had not written them.
     """
-    sections: list[list[str]] = [[]]
-    for line in patch.splitlines(keepends=True):
-        if line.startswith("diff --git "):  # a hunk's lines start with " ", "+", "-" or "\\": never this
-            sections.append([])
-        sections[-1].append(line)
-    kept, dropped = [], set()
-    for n, section in enumerate(sections):
-        text = "".join(section)
-        paths = patch_paths(text) if n else set()
+    # One section a file: a hunk's lines start with " ", "+", "-" or "\\", never "diff --git " (split at "\n"
+    # alone: a form feed inside a line is no line start).
+    preamble, *sections = _FILE_START.split(patch)
+    kept, dropped = [preamble], set()
+    for section in sections:
+        paths = diffpaths.files(section)[0].paths  # its own header's (a form feed in a line reads as a break)
         if any(part.casefold() == GIT_DIR for p in paths for part in p.split("/")):
             dropped |= paths
         else:
-            kept.append(text)
+            kept.append(section)
     return "".join(kept), sorted(dropped)
 
 

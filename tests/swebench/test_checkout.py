@@ -71,6 +71,8 @@ def test_a_git_folder_in_the_patch_is_left_out_recorded_and_the_rest_applied(sou
     patch = EVIL_CONFIG + diff(source, {"pkg/__init__.py": "VALUE = 2\n"}) + EVIL_CONFIG.replace(".git/", "sub/.GIT/")
     kept, dropped = without_git_dirs(patch)
     assert dropped == [".git/config", "sub/.GIT/config"] and ".git" not in kept.lower()
+    hidden = "diff --git a/x b/x\n+a\x0cdiff --git a/.git/c b/.git/c\n"  # a form feed in a line starts no file
+    assert without_git_dirs(hidden) == (hidden, [])
     tree = make_grading_tree(tmp_path / "tree", source, base, patch, "", git_checkout=True)
     assert (tree.patch_applied, tree.overridden) == (True, [".git/config", "sub/.GIT/config"])
     assert (tree.path / "pkg" / "__init__.py").read_text() == "VALUE = 2\n"
