@@ -12,6 +12,7 @@ from typing import Any
 
 from prefect.context import TaskRunContext
 
+from evoci.grading import GRADER_VERSION
 from evoci.swe_ci.quality import QUALITY_VERSION, tool_versions
 from evoci.swebench.grade import LAYOUT as SWEBENCH_LAYOUT
 
@@ -31,8 +32,6 @@ def prepare_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     return _key("prepare", run.run_id, task.model_dump_json(), run.config.sandbox.model_dump_json(), identity)
 
 
-# The grading path's version: a result graded by an older tree builder or runner is never reused.
-GRADER_VERSION = 2
 
 
 def test_key(context: TaskRunContext, args: dict[str, Any]) -> str:
@@ -85,7 +84,7 @@ def evo_validate_key(context: TaskRunContext, args: dict[str, Any]) -> str:
     instance = prepared.instance
     return _key("evo-validate", instance.instance_id, instance.record_hash, instance.spec.content_hash if instance.spec else "",
                 prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json(),
-                SWEBENCH_LAYOUT.identity)
+                SWEBENCH_LAYOUT.identity, GRADER_VERSION)
 
 
 def evo_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
@@ -96,13 +95,14 @@ def evo_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
 
 
 def evo_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
-    """Invalidated by a different run, record, patch (its hash), environment, timeout, sandbox config or layout."""
+    """Invalidated by a different run, record, patch (its hash), environment, timeout, sandbox config, layout or
+    grading path (``GRADER_VERSION``)."""
     run, prepared, patch = args["run"], args["prepared"], args["patch"]
     digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
     spec = prepared.instance.spec.content_hash if prepared.instance.spec else ""
     return _key("evo-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, digest, spec,
                 prepared.environment.content_hash, run.config.test_timeout_s, run.config.sandbox.model_dump_json(),
-                SWEBENCH_LAYOUT.identity)
+                SWEBENCH_LAYOUT.identity, GRADER_VERSION)
 
 
 def evo_judge_key(context: TaskRunContext, args: dict[str, Any]) -> str:

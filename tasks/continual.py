@@ -19,6 +19,7 @@ import git
 from prefect import task
 from prefect.context import TaskRunContext
 
+from evoci.grading import GRADER_VERSION
 from evoci.logs import run_logger
 from evoci.runtime import RunContext, inject_fault
 from evoci.sandbox import open_sandbox
@@ -44,13 +45,13 @@ def cl_agent_key(context: TaskRunContext, args: dict[str, Any]) -> str:
 
 
 def cl_grade_key(context: TaskRunContext, args: dict[str, Any]) -> str:
-    """Invalidated by a different run, issue, cell, attempt, patch, environment, timeout, sandbox config or
-    layout (where and as whom the tests run)."""
+    """Invalidated by a different run, issue, cell, attempt, patch, environment, timeout, sandbox config,
+    layout (where and as whom the tests run) or grading path (``GRADER_VERSION``)."""
     run, prepared, patch = args["run"], args["prepared"], args["patch"]
     digest = "none" if patch is None else hashlib.sha256(patch.encode()).hexdigest()
     return _key("cl-test", run.run_id, prepared.instance.instance_id, prepared.instance.record_hash, args["stage"],
                 args["attempt"], digest, prepared.environment.content_hash, run.config.test_timeout_s,
-                run.config.sandbox.model_dump_json(), LAYOUT.identity)
+                run.config.sandbox.model_dump_json(), LAYOUT.identity, GRADER_VERSION)
 
 
 @task(name="agent", task_run_name="agent a({stage},{issue.position}) #{attempt}", cache_key_fn=cl_agent_key,

@@ -21,3 +21,9 @@ A protocol's grader composes the steps and maps the outcomes to its own ids and 
 ``evoci.swe_ci.grade`` (a ``TestReport``), ``evoci.swebench.grade`` (the record's parser and ids,
 a ``Grade``), ``evoci.nitr.evaluator`` (the pipeline's modules, a ``NitrGrade``).
 """
+
+# The grading path's version, in every grading node's cache key: a result graded by an older tree
+# builder or runner is never reused when a run resumes. 3: SWE-EVO's harness-made .git (a spec's
+# git_checkout) and a prediction's .git files left out of its patch instead of the patch refused;
+# a tree module the tested code registers as a plugin by hand is flagged.
+GRADER_VERSION = 3
