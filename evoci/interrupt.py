@@ -6,11 +6,13 @@ without a word and left the ephemeral Prefect server behind. ``install()`` (the 
 calls it) makes both signals: kill every running sandbox command's process group, refuse to
 start new ones or to retry, and raise ``Interrupted`` — in the main thread at once, and in each
 worker at its next command or node. Flows record the task as ``interrupted``; the command says
-how to resume and exits 128 + the signal's number (130, 143).
+how to resume and exits 128 + the signal's number (130, 143). SIGUSR1 prints every thread's stack
+(``faulthandler``) and the run goes on: where a run that seems stuck is waiting.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -41,6 +43,8 @@ def install() -> bool:
         return False
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack on standard error (where a run waits)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     _installed = True
     return True
 

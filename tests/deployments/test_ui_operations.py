@@ -180,9 +180,13 @@ def test_a_one_minute_cron_creates_a_run_that_completes(api, every_minute):
 
     run = wait_for("a scheduled run to complete", completed_scheduled_run, 150, every_s=1)
     db = every_minute / "evoci.duckdb"
-    # Each scheduled run is its own evoci run, named after its flow run.
-    [(evoscore, solved)] = query(db, "select evoscore, solved from evoscore(gamma := 1.0) where run_id like ?",
-                                 [f"%-{run.id.hex[:8]}"])
+    # Each scheduled run is its own evoci run, named after its flow run. Read as evoci's commands read: the
+    # next minute's run may be writing the file, which DuckDB lets one process hold (the read waits for it).
+    from evoci.store import reading
+
+    with reading(db) as con:
+        [(evoscore, solved)] = con.execute("select evoscore, solved from evoscore(gamma := 1.0) where run_id like ?",
+                                           [f"%-{run.id.hex[:8]}"]).fetchall()
     # calc: n(c) = 2, 3, 3, 5 of 5 target tests at iterations 0..3, solved at 3, N = 5: a = 1/3, 1/3, 1, 1, 1
     assert solved and evoscore == pytest.approx((1 / 3 + 1 / 3 + 3) / 5)
 

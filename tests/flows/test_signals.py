@@ -78,10 +78,14 @@ def test_a_signal_stops_the_run_in_seconds_recorded_interrupted_and_the_same_com
     [server] = servers(tmp_path)
     sent = time.monotonic()
     proc.send_signal(signum)
-    out, _ = proc.communicate(timeout=120)
+    try:
+        out, _ = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:  # where it waits: every thread's stack (evoci.interrupt), then the rest
+        proc.send_signal(signal.SIGUSR1)
+        out, _ = proc.communicate(timeout=120)
     took = time.monotonic() - sent
     assert proc.returncode == 128 + signum, out
-    assert took < 20, f"stopping took {took:.1f} s"
+    assert took < 20, f"stopping took {took:.1f} s; the command's output:\n{out[-20000:]}"
     assert "run the same command again to resume" in out and signal.Signals(signum).name in out
     assert not alive(server), "the temporary Prefect server outlived the command"
     assert 5 not in recorded_iterations(db)  # it stopped; it did not run on to the end
