@@ -15,6 +15,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
+import sys
 import threading
 
 _stop = threading.Event()
@@ -43,8 +44,10 @@ def install() -> bool:
         return False
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _on_signal)
-    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack on standard error (where a run waits)
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    try:  # `kill -USR1 <pid>`: every thread's stack on the process's standard error (where a run waits)
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
+    except (AttributeError, OSError, ValueError):  # no standard error to write to (it is closed, or none)
+        pass
     _installed = True
     return True
 
