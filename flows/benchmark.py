@@ -87,7 +87,9 @@ def each_in_subflows(subflow: Any, items: list[tuple[str, Any]], concurrency: in
         for _ in range(concurrency):
             start_next()
         while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            # Never blocked for long: a signal the kernel gives a worker thread runs evoci's handler only
+            # when the main thread wakes (a SIGTERM'd run waited for its task's 35 s test run to end).
+            done, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
             for future in done:
                 name = running.pop(future)
                 try:
