@@ -64,7 +64,6 @@ class Listed:
     where: str  # the environment and the tree's path as the sandbox shows it: part of the key
     hashes: dict[str, str] = field(default_factory=dict)  # path → sha256 of the module the harness built
     missing: list[str] = field(default_factory=list)  # paths with no bytecode kept yet: the launcher rewrites them
-    placed: int = 0
 
 
 class BytecodeStore:
@@ -115,7 +114,6 @@ class BytecodeStore:
                 continue
             treefs.write_file(tree, f"{folder}/__pycache__/{stem}{tail}".lstrip("/"), data)
             _match_timestamp(tree, rel, data)
-            listed.placed += 1
             placed = True
         if not placed:
             listed.missing.append(rel)
