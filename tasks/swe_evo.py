@@ -110,8 +110,8 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
     files = sorted({test_file(t) for t in request.targets} - set(request.targets))  # where collection errors show
     request = request.model_copy(update={"base_only": True, "targets": [*request.targets, *files]})
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation"
-    result = grade(request, git.Repo(prepared.repo), tree,
-                   grading_sandbox(run.config.sandbox, prepared.environment, run.paths))
+    result = grade(request, git.Repo(prepared.repo), tree, grading_sandbox(
+        run.config.sandbox, prepared.environment, run.paths, silent_network=request.silent_network))
     verdict = judge_base(result, instance.p2p, prepared.environment.content_hash)
     if not verdict.ok and verdict.failing and instance.answers.patch:
         # Failing P2P tests whose test_patch version needs the release: the reference patch tells (validate.py).
@@ -120,9 +120,8 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
                                                              *sorted({test_file(t) for t in verdict.failing})]})
         tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation-reference"
         try:
-            verdict = judge_with_reference(verdict, grade(reference, git.Repo(prepared.repo), tree,
-                                                          grading_sandbox(run.config.sandbox, prepared.environment,
-                                                                          run.paths)))
+            verdict = judge_with_reference(verdict, grade(reference, git.Repo(prepared.repo), tree, grading_sandbox(
+                run.config.sandbox, prepared.environment, run.paths, silent_network=reference.silent_network)))
         finally:  # the release's code is the answer: it does not stay on disk while an agent works
             treefs.remove(tree.parent, tree.name)
     if not verdict.ok:
@@ -149,6 +148,7 @@ def grade_request(instance: EvoInstance, prepared: EvoPrepared, patch: str | Non
         log_parser=instance.log_parser, targets=[*instance.f2p, *instance.p2p], pytest_plugins=plugins,
         autoload_plugins=instance.pytest_autoload, pythonpath=pythonpath, timeout_s=timeout_s,
         git_checkout=bool(instance.spec and instance.spec.git_checkout),
+        silent_network=bool(instance.spec and instance.spec.silent_network),
     )
 
 
@@ -159,8 +159,8 @@ def evo_grade_task(prepared: EvoPrepared, run: RunContext, patch: str | None) ->
     instance = prepared.instance
     request = grade_request(instance, prepared, patch, run.config.test_timeout_s)
     tree = run.paths.task_dir(run.run_id, instance.instance_id) / "grading"
-    result = grade(request, git.Repo(prepared.repo), tree,
-                   grading_sandbox(run.config.sandbox, prepared.environment, run.paths))
+    result = grade(request, git.Repo(prepared.repo), tree, grading_sandbox(
+        run.config.sandbox, prepared.environment, run.paths, silent_network=request.silent_network))
     passed = sum(1 for o in result.outcomes.values() if o == "passed")
     run_logger().info("instance %s: graded %s — %d of %d target tests passed in %.1f s%s", instance.instance_id,
                       result.status, passed, len(result.outcomes), result.duration_s,

@@ -145,7 +145,10 @@ if listed != "-" and tree_importable():
     listed = "-"
 if listed == "-":
     os.close(code_w)
-import importlib.metadata  # the standard library only (-I): imported while the collector gets out of reach
+try:
+    import importlib.metadata as metadata  # the standard library only (-I): imported while the collector gets out of reach
+except ImportError:  # Python 3.7: the backport pytest itself needs there, imported with pytest below
+    metadata = None
 os.read(go_r, 1)  # the collector is out of reach before any code of the tree runs (an editable install
 os.close(go_r)    # in the environment can make even `import pytest` the tree's)
 def rewrite_listed(_root=root, _write=os.write, _fd=code_w, limit=BYTECODE_LIMIT):
@@ -183,8 +186,10 @@ if listed != "-":
         print(f"evoci: test modules were not rewritten ahead: {exc!r}", file=sys.stderr)
     os.close(code_w)  # before any code of the tree can run: nothing it does reaches the bytecode section
 import pytest
+if metadata is None:
+    import importlib_metadata as metadata
 names = []
-found = importlib.metadata.entry_points()
+found = metadata.entry_points()
 def in_tree(module):
     top = module.partition(".")[0]
     return top not in RUNNER and any(os.path.isdir(os.path.join(p, top)) or os.path.isfile(os.path.join(p, top + ".py"))

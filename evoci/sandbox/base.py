@@ -35,15 +35,25 @@ class Layout:
     folder or ``getpass.getuser()``), so their grading runs there. Root is the sandbox's own
     (uid 0 of the bubblewrap sandbox's user namespace, or of a container with every capability
     dropped): no power over the host. The unisolated ``host`` sandbox runs in place and ignores it.
+
+    ``silent_network``: addresses beyond the sandbox's own loopback do not answer instead of being
+    unreachable (``evoci.sandbox.silent``): a connection to another host waits for its timeout, as
+    the tests of connect timeouts expect; nothing leaves the sandbox either way. Only with
+    ``as_root`` (a container needs its one capability at start to set the route up).
     """
 
     root: str = "/workspace"
     as_root: bool = False
+    silent_network: bool = False
+
+    def __post_init__(self) -> None:
+        if self.silent_network and not self.as_root:
+            raise ValueError("a silent network is set up as the sandbox's root: give the layout as_root")
 
     @property
     def identity(self) -> str:
         """For cache keys and records: outcomes graded under another layout are not the same."""
-        return f"{self.root}{' as root' if self.as_root else ''}"
+        return f"{self.root}{' as root' if self.as_root else ''}{' silent network' if self.silent_network else ''}"
 
 
 WORKSPACE = Layout()

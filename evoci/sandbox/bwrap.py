@@ -5,7 +5,9 @@ Every command the local sandbox runs for an agent or a test goes through ``bwrap
 
 - its own user, PID, IPC, UTS, cgroup and **network** namespaces: the code cannot see the
   harness's processes (so not ``/proc/<ppid>/environ``, where the model API key lives), cannot
-  signal them, and cannot reach any address, loopback included;
+  signal them, and cannot reach any address of the host's, loopback included (a layout's
+  ``silent_network`` routes every other address into the sandbox's own loopback, where it goes
+  unanswered: ``evoci.sandbox.silent``);
 - a file system made of read-only system folders (``/usr``, a few files of ``/etc``), the
   task's virtualenv and its base interpreter (read-only, at their host paths), a fresh tmpfs
   ``HOME`` and ``/tmp``, and the sandbox root at ``/workspace``. Nothing else exists: not the
@@ -28,6 +30,7 @@ import functools
 import os
 import shlex
 import shutil
+import sys
 import uuid
 from contextlib import contextmanager
 from collections.abc import Iterator, Mapping
@@ -37,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evoci.errors import InputError
 from evoci.sandbox.budget import DEFAULT_GROWTH_BYTES
+from evoci.sandbox import silent
 from evoci.sandbox.base import REPORT_DIR, REPORT_DIR_BYTES, WORKSPACE, Layout
 
 SANDBOX_ROOT = "/workspace"
@@ -127,6 +131,10 @@ def command(
     # host folder behind it (the environment, the source of a grading tree). Run by anyone else it
     # keeps none. Drop them all, whoever starts it.
     argv = ["bwrap", "--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    if layout.silent_network:
+        # The network namespace is made and routed outside bubblewrap (evoci.sandbox.silent), owned by a
+        # user namespace of its own: bubblewrap's nested one, every capability dropped, cannot change it.
+        argv.insert(2, "--share-net")
     if layout.as_root:
         argv += ["--uid", "0", "--gid", "0"]
     home, top = sandbox_home(layout), layout.root
@@ -158,7 +166,10 @@ def command(
     copy = f"cp -a {_SOURCE}/. {top}/ && " if ephemeral else ""
     bridge = f"{gateway.bridge_command()} && " if gateway_dir else ""
     script = f'{copy}{bridge}cd "$0" && exec "$@"'
-    return [*argv, "--chdir", "/", "--", "/bin/sh", "-c", script, where, *limits, *cmd]
+    argv = [*argv, "--chdir", "/", "--", "/bin/sh", "-c", script, where, *limits, *cmd]
+    if layout.silent_network:
+        return ["unshare", "--user", "--map-root-user", "--net", "--", *silent.wrap(sys.executable, argv, drop_caps=False)]
+    return argv
 
 
 def sandbox_home(layout: Layout) -> str:

@@ -66,13 +66,21 @@ def resolve_environment(files: Mapping[str, str], python: str | None = None) -> 
             log.info("%s is recorded but not executed; list its requirements in a requirements file", path)
     # A project's own name in its extras (`mypkg[test]`) is not on the index: the code is the workspace.
     requirements = [r for r in found if _normalized_name(r) not in project_names]
+    return EnvironmentSpec(python=python, requirements=with_harness(requirements, python),
+                           dependency_files=dict(files))
+
+
+def with_harness(requirements: Iterable[str], python: str | None) -> tuple[str, ...]:
+    """``requirements`` and the packages the test node needs (``HARNESS_PACKAGES``) that they do not name:
+    pinned to evoci's own versions for evoci's Python, else whichever pip finds for ``python``."""
+    requirements = list(requirements)
     named = {_normalized_name(r) for r in requirements}
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     pinned = python is None or ".".join(python.split(".")[:2]) == running
     for package in HARNESS_PACKAGES:
         if _normalized(package) not in named:  # the project's own constraint wins over our pin
             requirements.append(f"{package}=={importlib.metadata.version(package)}" if pinned else package)
-    return EnvironmentSpec(python=python, requirements=tuple(_unique(requirements)), dependency_files=dict(files))
+    return tuple(_unique(requirements))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 import git
@@ -81,6 +82,7 @@ class GradeRequest(BaseModel):
     timeout_s: float
     base_only: bool = Field(False, description="Test the clean base + test_patch (the environment's proof), no patch.")
     git_checkout: bool = Field(False, description="The tree gets a .git holding one commit of the clean base (the spec's).")
+    silent_network: bool = Field(False, description="Other hosts do not answer instead of being unreachable (the spec's).")
 
 
 class Grade(BaseModel):
@@ -153,15 +155,17 @@ def grade(request: GradeRequest, source: git.Repo, tree_path: Path,
                  collisions=dict(parsed.collisions), **common)
 
 
-def grading_sandbox(config: SandboxConfig, environment: EnvironmentSpec, paths: Paths) -> Callable[[Path], Sandbox]:
+def grading_sandbox(config: SandboxConfig, environment: EnvironmentSpec, paths: Paths, *,
+                    silent_network: bool = False) -> Callable[[Path], Sandbox]:
     """``grade``'s ``open_tree``: a private, size-capped copy of the tree at ``LAYOUT.root``, run as ``LAYOUT`` says.
 
     Ephemeral, so nothing the tests write reaches the host (and a container's root never leaves
-    root-owned files in the harness's folders).
+    root-owned files in the harness's folders). ``silent_network``: the spec's (``Layout``).
     """
     from evoci.sandbox import open_sandbox  # the sandboxes import the environments, not the grader
 
-    return lambda root: open_sandbox(config, root, environment, paths, ephemeral=True, layout=LAYOUT)
+    layout = replace(LAYOUT, silent_network=silent_network)
+    return lambda root: open_sandbox(config, root, environment, paths, ephemeral=True, layout=layout)
 
 
 def pytest_command_args(test_cmds: str) -> list[str] | None:

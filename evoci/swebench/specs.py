@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evoci.domain import EnvironmentSpec, stable_hash
 from evoci.errors import InputError
+from evoci.sandbox.environment import with_harness
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 
@@ -53,15 +54,23 @@ class RepoSpec(BaseModel):
     git_checkout: bool = Field(False, description=(
         "Grade in a checkout: the grading tree gets a harness-made .git holding one commit of the clean base "
         "(tests that open the repository they run in need one)."))
+    silent_network: bool = Field(False, description=(
+        "Addresses beyond the sandbox's own loopback do not answer instead of being unreachable: a connection "
+        "waits for its timeout, as tests of connect timeouts expect (evoci.sandbox.silent). Nothing leaves "
+        "the sandbox either way."))
     note: str = ""
 
     @property
     def content_hash(self) -> str:
-        # git_checkout off is left out, so the specs written before it keep their identity (and caches).
-        return stable_hash(self.model_dump(exclude={"versions", "note", *(() if self.git_checkout else ("git_checkout",))}))
+        # Keys added later are left out while off, so the specs written before them keep their identity (and caches).
+        off = {name for name in ("git_checkout", "silent_network") if not getattr(self, name)}
+        return stable_hash(self.model_dump(exclude={"versions", "note", *off}))
 
     def environment(self) -> EnvironmentSpec:
-        return EnvironmentSpec(python=self.python, requirements=self.packages, pre_install=self.pre_install)
+        """The environment to build: the spec's packages, and the test node's own runner packages
+        (pytest, pytest-json-report) where the spec does not name them (the launcher needs both)."""
+        return EnvironmentSpec(python=self.python, requirements=with_harness(self.packages, self.python),
+                               pre_install=self.pre_install)
 
 
 class SpecBook(BaseModel):

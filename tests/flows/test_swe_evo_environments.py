@@ -155,3 +155,38 @@ def test_a_p2p_test_whose_test_patch_needs_the_release_is_proven_by_the_referenc
     [(complete,)] = query(db, "select complete from run_completeness")
     assert complete is True
     assert not list(home.rglob("validation-reference"))  # the tree with the release's code did not stay
+
+
+@pytest.fixture(scope="module")
+def clients(tmp_path_factory):
+    """A release of an HTTP-ish client whose PASS_TO_PASS test expects a connect *timeout* from an address
+    that does not answer (as requests' ``TestTimeout`` does with ``10.255.255.1``)."""
+    root = tmp_path_factory.mktemp("clients")
+    base_code = ("import socket\n\ndef reach(host, timeout):\n    try:\n"
+                 "        socket.create_connection((host, 80), timeout=timeout).close()\n        return 'answered'\n"
+                 "    except socket.timeout:\n        return 'timed out'\n    except OSError as exc:\n"
+                 "        return f'failed: {exc}'\n")
+    tests = ("from clients import reach\n\ndef test_area():\n"
+             "    assert reach('10.255.255.1', 0.2) == 'timed out'\n")
+    return one_release(root, "clients", {"clients/__init__.py": base_code, "tests/test_area.py": tests}, {
+        "clients/__init__.py": base_code + "\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
+        "tests/test_area.py": tests + "\ndef test_perimeter():\n    from clients import perimeter\n"
+                                      "    assert perimeter(2, 3) == 10\n"}, "Add perimeter().")
+
+
+@pytest.mark.parametrize("silent, status", [(False, "environment_error"), (True, "done")])
+def test_a_connect_timeout_test_needs_a_silent_network_which_a_spec_turns_on(clients, home, tmp_path, silent, status):
+    folder, repos = clients
+    db = tmp_path / "results.duckdb"
+    specs = tmp_path / "clients-envs.json"
+    specs.write_text(json.dumps({"acme/clients": [{"versions": ["1.0"], "python": RUNNING, "packages": HARNESS,
+                                                    "silent_network": silent}]}))
+    main(["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db),
+          "--environments", str(specs), "--test-timeout", "300"])
+    # without it the address is unreachable at once ("Network is unreachable"): the P2P test fails on the
+    # clean base and the environment is not proven; with it the connection waits and times out, as on a network
+    rows = query(db, "select task_id, task_status, resolved from swe_evo_instances")
+    assert rows == [("acme__clients_1.0.0_1.0.1", status, silent)]
+    if not silent:
+        [(reason,)] = query(db, "select reason from tasks")
+        assert "tests/test_area.py::test_area (failed)" in reason

@@ -85,7 +85,9 @@ def test_a_git_folder_in_the_patch_is_left_out_recorded_and_the_rest_applied(sou
 def test_the_spec_key_is_off_by_default_and_leaves_existing_specs_identity_alone():
     plain = RepoSpec(versions=("1.0",), python="3.9")
     assert plain.git_checkout is False
-    assert plain.content_hash == stable_hash(plain.model_dump(exclude={"versions", "note", "git_checkout"}))
+    assert plain.content_hash == stable_hash(plain.model_dump(exclude={"versions", "note", "git_checkout",
+                                                                       "silent_network"}))
     checkout = RepoSpec(versions=("1.0",), python="3.9", git_checkout=True)
-    assert checkout.content_hash != plain.content_hash
+    silent = RepoSpec(versions=("1.0",), python="3.9", silent_network=True)
+    assert len({plain.content_hash, checkout.content_hash, silent.content_hash}) == 3
     assert plain.content_hash == RepoSpec(versions=("2.0",), python="3.9", note="another").content_hash

@@ -47,15 +47,16 @@ def test_an_agent_that_rewrites_the_failing_test_does_not_pass_it(instances, tmp
 
 
 @pytest.mark.slow
-def test_an_instance_graded_on_its_own_python_version(instances, tmp_path):
-    if _pyenv_interpreter("3.9") is None:
-        pytest.skip("pyenv has no Python 3.9 on this machine")
+@pytest.mark.parametrize("python", ["3.9", "3.7"])  # 3.7: no importlib.metadata, the launcher uses pytest's backport
+def test_an_instance_graded_on_its_own_python_version(instances, tmp_path, python):
+    if _pyenv_interpreter(python) is None:
+        pytest.skip(f"pyenv has no Python {python} on this machine")
     instance = instances["kvconf_0.3.0_0.3.1"]
-    graded = _grade(instance, instance.answers.patch, tmp_path, python="3.9")
+    graded = _grade(instance, instance.answers.patch, tmp_path, python=python)
     assert graded.status == "ok" and set(graded.outcomes.values()) == {"passed"}
     assert (tmp_path / "envs").is_dir()
     [env] = [p for p in (tmp_path / "envs").iterdir() if p.is_dir()]
-    assert (env / "bin" / "python3.9").exists()
+    assert (env / "bin" / f"python{python}").exists()
 
 
 class ScriptedSandbox:

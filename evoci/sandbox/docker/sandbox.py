@@ -43,6 +43,7 @@ import docker
 import docker.errors
 import requests
 
+from evoci.sandbox import silent
 from evoci.sandbox.base import (DEFAULT_OUTPUT_LIMIT, REPORT_DIR, REPORT_DIR_BYTES, WORKSPACE, ExecResult, Layout, read_inside,
                                 resolve_inside, write_inside)
 from evoci.sandbox.budget import DiskWatch, ceiling_of, descendants
@@ -254,6 +255,12 @@ class DockerSandbox:
             mounts["volumes"][gateway.host_dir] = {"bind": SANDBOX_DIR, "mode": "ro"}
             cmd = ["/bin/sh", "-c", f'{bridge_command()} && cd "$0" && exec "$@"', workdir, *cmd]
             workdir = "/"
+        caps: dict = {}
+        if self.layout.silent_network:
+            # The capability the route needs, and the one that lets the script drop every capability
+            # from the bounding set (so a root command cannot regain them at exec), both gone before
+            # anything else runs (evoci.sandbox.silent); the container's network stays "none".
+            cmd, caps = silent.wrap("python3", cmd, drop_caps=True), {"cap_add": ["NET_ADMIN", "SETPCAP"]}
         try:
             container = self.client.containers.create(
                 self.image,
@@ -269,6 +276,7 @@ class DockerSandbox:
                 memswap_limit=self.options.memory,  # equal to mem_limit: no swap
                 pids_limit=self.options.pids_limit,
                 cap_drop=["ALL"],
+                **caps,
                 security_opt=["no-new-privileges"],
                 init=True,  # reaps orphans, so `exec` ends when the command does
                 log_config={"type": "none"},  # output is read live through attach, never stored
