@@ -16,7 +16,7 @@ from evoci.sandbox.base import TESTBED, Layout
 from evoci.sandbox.silent import SETUP_FAILED, wrap
 from evoci.settings import Paths
 from tests.sandbox import built_env, evoci_home  # noqa: F401  (built_env is a fixture)
-from tests.sandbox.silent_probe import PROBE
+from tests.sandbox.silent_probe import PROBE, host_listeners
 
 SILENT = Layout(root="/testbed", as_root=True, silent_network=True)
 
@@ -26,7 +26,8 @@ def probe(tmp_path, tmp_path_factory, layout: Layout) -> dict:
     tree.mkdir()
     sandbox = open_sandbox(SandboxConfig(kind="local"), tree, resolve_environment({}),
                            Paths(home=evoci_home(tmp_path_factory)), ephemeral=True, layout=layout)
-    result = sandbox.exec(["python", "-c", PROBE], timeout=60)
+    with host_listeners() as seen_from_host:
+        result = sandbox.exec(["python", "-c", PROBE, *seen_from_host], timeout=60)
     assert result.exit_code == 0, result
     return json.loads(result.stdout)
 
@@ -35,6 +36,7 @@ def test_another_host_does_not_answer_and_nothing_leaves(tmp_path, tmp_path_fact
     seen = probe(tmp_path, tmp_path_factory, SILENT)
     assert seen["far"].startswith("timeout") and seen["other"].startswith("timeout")
     assert seen["loopback"] == "ECONNREFUSED"  # its own loopback, with nothing listening
+    assert seen["host"].startswith("timeout") and seen["host_unix"] == "ECONNREFUSED"  # the host's, listening
     assert seen["interfaces"] == ["lo"]
     assert seen["take_lo_down"] == "EPERM" and seen["capabilities"] == []
 

@@ -11,7 +11,7 @@ from evoci.domain import EnvironmentSpec, SandboxConfig
 from evoci.sandbox.base import TESTBED, Layout
 from evoci.sandbox.docker import open_docker_sandbox
 from tests.sandbox.docker.conftest import TEST_OPTIONS
-from tests.sandbox.silent_probe import PROBE
+from tests.sandbox.silent_probe import PROBE, host_listeners
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 
@@ -22,7 +22,8 @@ def probe(base_image, docker_paths, workspace, layout: Layout) -> dict:
     config = SandboxConfig(kind="docker", options=TEST_OPTIONS)
     sandbox = open_docker_sandbox(config, workspace, EnvironmentSpec(), docker_paths, ephemeral=True, layout=layout)
     try:
-        result = sandbox.exec(["python", "-c", PROBE], timeout=60)
+        with host_listeners() as seen_from_host:
+            result = sandbox.exec(["python", "-c", PROBE, *seen_from_host], timeout=60)
     finally:
         sandbox.cleanup()
     assert result.exit_code == 0, result
@@ -33,6 +34,7 @@ def test_another_host_does_not_answer_and_the_capability_is_gone(base_image, doc
     seen = probe(base_image, docker_paths, workspace, SILENT)
     assert seen["far"].startswith("timeout") and seen["other"].startswith("timeout")
     assert seen["loopback"] == "ECONNREFUSED"
+    assert seen["host"].startswith("timeout") and seen["host_unix"] == "ECONNREFUSED"  # the host's, listening
     assert seen["interfaces"] == ["lo"]
     assert seen["take_lo_down"] == "EPERM" and seen["capabilities"] == []
 
