@@ -30,7 +30,7 @@ from evoci.swe_evo.repos import open_repository
 from evoci.errors import EnvironmentInvalid
 from evoci.swebench.command import official_command
 from evoci.swebench.grade import Grade, GradeRequest, grade, grading_sandbox
-from evoci.swebench.validate import Validation, judge_base, judge_with_reference, test_file
+from evoci.swebench.validate import Validation, deleted_by_test_patch, judge_base, judge_with_reference, test_file
 from evoci.tasks.caching import evo_agent_key, evo_grade_key, evo_judge_key, evo_prepare_key, evo_validate_key
 from evoci.tasks.retry import NODE_OPTIONS
 from evoci.workspace import Workspace, resolve
@@ -120,8 +120,9 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
                                                              *sorted({test_file(t) for t in verdict.failing})]})
         tree = run.paths.task_dir(run.run_id, instance.instance_id) / "validation-reference"
         try:
-            verdict = judge_with_reference(verdict, grade(reference, git.Repo(prepared.repo), tree, grading_sandbox(
-                run.config.sandbox, prepared.environment, run.paths, silent_network=reference.silent_network)))
+            ran = grade(reference, git.Repo(prepared.repo), tree, grading_sandbox(
+                run.config.sandbox, prepared.environment, run.paths, silent_network=reference.silent_network))
+            verdict = judge_with_reference(verdict, ran, deleted_by_test_patch(ran, tree, verdict.failing))
         finally:  # the release's code is the answer: it does not stay on disk while an agent works
             treefs.remove(tree.parent, tree.name)
     if not verdict.ok:
@@ -133,6 +134,11 @@ def evo_validate_task(prepared: EvoPrepared, run: RunContext) -> Validation:
                       verdict.duration_s,
                       f"; {len(verdict.p2p_release_only)} of them only with the reference patch (their test_patch "
                       "version needs the release)" if verdict.p2p_release_only else "")
+    if verdict.p2p_not_in_test_patch:
+        run_logger().warning("instance %s: the record lists %d PASS_TO_PASS test(s) its own test_patch deletes (%s): "
+                             "they fail for every prediction, gold included, as in the official harness",
+                             instance.instance_id, len(verdict.p2p_not_in_test_patch),
+                             ", ".join(verdict.p2p_not_in_test_patch[:5]))
     return verdict
 
 

@@ -20,7 +20,15 @@ option the release adds), which fail on any base and pass once the release is in
 apart by running the record's reference patch (harness-side, in a tree of its own) on just the
 tests that failed: every one that passes with it is accepted and counted (``p2p_release_only``);
 one that fails with the reference patch too is the environment's (a missing extra, a network
-the sandbox does not give, a folder the tree does not have), and the proof fails.
+the sandbox does not give, a folder the tree does not have), and the proof fails — unless the
+record's own ``test_patch`` deleted it: public records list as PASS_TO_PASS a test function the
+``test_patch`` removes (dvc 1.10's ``test_missing_deps``). Such a test is absent for every
+prediction, gold included, and the official harness counts it failed; it says nothing of the
+environment. It is accepted as the record's (``p2p_not_in_test_patch``) when it is absent from
+the reference run, its file collected there, the output names no missing module, and no
+``def <name>`` is left in its file (a parametrized id whose function is still there is not: this
+environment may spell the parameters differently). The instance is then graded, as officially:
+no prediction can resolve it.
 
 If not, the instance is an ``environment_error``: reported, unscored, retried when the run is
 re-run, listed in ``run_completeness`` — never the agent's failure. The verdict names what to
@@ -29,7 +37,12 @@ fix (the spec to change, the tests that failed and how).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from pydantic import BaseModel, Field
+
+from evoci import treefs
 
 from evoci.swebench.grade import Grade
 
@@ -50,6 +63,8 @@ class Validation(BaseModel):
     failing: list[str] = Field(default_factory=list, description="Every P2P test that failed at the base.")
     p2p_release_only: list[str] = Field(default_factory=list,
                                         description="P2P tests failing at the base that pass with the reference patch.")
+    p2p_not_in_test_patch: list[str] = Field(default_factory=list, description=(
+        "P2P tests the record lists whose function its own test_patch deleted: failed for every prediction."))
     duration_s: float = 0.0
 
 
@@ -89,14 +104,37 @@ def judge_base(result: Grade, p2p: list[str] | tuple[str, ...], environment_hash
     return Validation(ok=True, p2p_passing=passing, **common)
 
 
-def judge_with_reference(base: Validation, reference: Grade) -> Validation:
+def deleted_by_test_patch(reference: Grade, tree: Path, ids: list[str]) -> list[str]:
+    """Of ``ids`` (absent from the reference run over ``tree``), those whose test function is gone from its
+    file: the file collected in that run, the output names no missing module, and no ``def <name>`` is
+    left in it (the module docstring)."""
+    if "No module named" in reference.output_tail:
+        return []
+    gone = []
+    for test_id in ids:
+        file, name = test_file(test_id), test_id.rsplit("::", 1)[-1]
+        if reference.outcomes.get(test_id, "missing") != "missing" or reference.outcomes.get(file) == "error" \
+                or "[" in name or "::" not in test_id:
+            continue
+        try:
+            source = treefs.read_file(tree, file).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if not re.search(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", source, re.M):
+            gone.append(test_id)
+    return gone
+
+
+def judge_with_reference(base: Validation, reference: Grade, deleted: list[str] | tuple[str, ...] = ()) -> Validation:
     """The verdict once the base's failing P2P tests were run with the reference patch (``base.failing``).
 
-    Proven when every one of them passes with it: they need the release's code, not another
-    environment. Otherwise the base's verdict stands, saying which failed with the reference too.
+    Proven when every one of them passes with it (they need the release's code, not another
+    environment) or is one of ``deleted`` (``deleted_by_test_patch``: the record's). Otherwise the
+    base's verdict stands, saying which failed with the reference too.
     """
     outcomes = {t: reference.outcomes.get(t, "missing") for t in base.failing}
-    still = {t: o for t, o in outcomes.items() if o not in PASSING}
+    records = [t for t in base.failing if t in set(deleted) and outcomes[t] == "missing"]
+    still = {t: o for t, o in outcomes.items() if o not in PASSING and t not in records}
     duration = base.duration_s + reference.duration_s
     if reference.status == "timeout" or still:
         shown = dict(list(still.items())[:SHOWN]) if still else {}
@@ -108,5 +146,6 @@ def judge_with_reference(base: Validation, reference: Grade) -> Validation:
         reason = f"{head}; {why}" + (f"; the base's output ends:\n{tail}" if tail else "")
         return base.model_copy(update={"reason": reason, "duration_s": duration})
     return base.model_copy(update={"ok": True, "reason": "", "not_passing": {}, "duration_s": duration,
-                                   "p2p_passing": base.p2p_passing + len(base.failing),
-                                   "p2p_release_only": list(base.failing)})
+                                   "p2p_passing": base.p2p_passing + len(base.failing) - len(records),
+                                   "p2p_release_only": [t for t in base.failing if t not in records],
+                                   "p2p_not_in_test_patch": records})

@@ -190,3 +190,35 @@ def test_a_connect_timeout_test_needs_a_silent_network_which_a_spec_turns_on(cli
     if not silent:
         [(reason,)] = query(db, "select reason from tasks")
         assert "tests/test_area.py::test_area (failed)" in reason
+
+
+@pytest.fixture(scope="module")
+def gizmos(tmp_path_factory):
+    """A record that lists as PASS_TO_PASS a test its own test_patch deletes (as dvc 1.10's public record does)."""
+    root = tmp_path_factory.mktemp("gizmos")
+    tests = "from gizmos import area\n\ndef test_area():\n    assert area(2, 3) == 6\n"
+    folder, repos = one_release(root, "gizmos", {
+        "gizmos/__init__.py": "def area(w, h):\n    return w * h\n",
+        "tests/test_area.py": tests + "\ndef test_legacy():\n    assert area(1, 1) == 1\n"}, {
+        "gizmos/__init__.py": "def area(w, h):\n    return w * h\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
+        "tests/test_area.py": tests + "\ndef test_perimeter():\n    from gizmos import perimeter\n"
+                                      "    assert perimeter(2, 3) == 10\n"}, "Add perimeter(); drop a legacy test.")
+    [record_file] = folder.iterdir()
+    record = json.loads(record_file.read_text())
+    record["PASS_TO_PASS"] = [*record["PASS_TO_PASS"], "tests/test_area.py::test_legacy"]
+    record_file.write_text(json.dumps(record))
+    return folder, repos
+
+
+def test_a_p2p_test_the_records_test_patch_deletes_is_graded_as_failed_not_an_environment_error(gizmos, home, tmp_path):
+    folder, repos = gizmos
+    db = tmp_path / "results.duckdb"
+    specs = tmp_path / "gizmos-envs.json"
+    specs.write_text(json.dumps({"acme/gizmos": [{"versions": ["1.0"], "python": RUNNING, "packages": HARNESS}]}))
+    main(["run", str(folder), "--repos", str(repos), "--agent", "gold", "--home", str(home), "--db", str(db),
+          "--environments", str(specs), "--test-timeout", "300"])
+    # the environment is proven (the test is the record's, absent for every prediction): gold is graded and,
+    # as in the official harness, not resolved — the missing P2P test counts as failed
+    rows = query(db, "select task_status, graded, resolved, f2p_passed, p2p_passed, n_p2p from swe_evo_instances")
+    assert rows == [("done", True, False, 1, 1, 2)]
+    assert query(db, "select outcome from test_results where test_id = 'tests/test_area.py::test_legacy'") == [("missing",)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evoci.swebench.grade import Grade
-from evoci.swebench.validate import judge_base, judge_with_reference
+from evoci.swebench.validate import deleted_by_test_patch, judge_base, judge_with_reference
 
 
 def base_run(**outcomes: str) -> Grade:
@@ -52,3 +52,24 @@ def test_p2p_tests_failing_on_the_base_that_pass_with_the_reference_patch_need_t
     assert "missing" in judge_with_reference(base, base_run(b="passed")).reason  # not run at all: not proven
     timed_out = judge_with_reference(base, Grade(status="timeout", outcomes={"b": "passed", "c": "passed"}))
     assert not timed_out.ok and "hit the test timeout" in timed_out.reason
+
+
+def test_a_p2p_test_the_records_own_test_patch_deleted_is_the_records_and_the_instance_is_graded(tmp_path):
+    """dvc 1.10's record lists test_missing_deps, which its test_patch removes: absent for every prediction."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "b.py").write_text("def test_kept():\n    pass\n\ndef test_other(x):\n    pass\n\n"
+                                          "async def test_async():\n    pass\n")
+    ids = ["t/b.py::test_gone", "t/b.py::test_kept", "t/b.py::test_other[x]", "t/b.py::test_async", "t/c.py::test_x"]
+    base = judge_base(base_run(**{"a": "passed", **dict.fromkeys(ids, "failed")}), ["a", *ids], "env")
+    reference = base_run(**{"t/b.py": "missing", "t/c.py": "error", **dict.fromkeys(ids, "missing")})
+    # gone from its file: only test_gone (a function still there, a parametrized id, a file that did not collect: not)
+    assert deleted_by_test_patch(reference, tmp_path, ids) == ["t/b.py::test_gone"]
+    missing_module = reference.model_copy(update={"output_tail": "E   ModuleNotFoundError: No module named 'x'"})
+    assert deleted_by_test_patch(missing_module, tmp_path, ids) == []
+    proven = judge_with_reference(judge_base(base_run(a="passed", **{"t/b.py::test_gone": "failed"}),
+                                             ["a", "t/b.py::test_gone"], "env"),
+                                  base_run(**{"t/b.py::test_gone": "missing"}), ["t/b.py::test_gone"])
+    assert proven.ok and proven.p2p_not_in_test_patch == ["t/b.py::test_gone"] and proven.p2p_passing == 1
+    assert not proven.p2p_release_only
+    # the others still fail with the reference patch: the environment's, not proven
+    assert not judge_with_reference(base, reference, ["t/b.py::test_gone"]).ok
