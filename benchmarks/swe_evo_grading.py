@@ -14,7 +14,8 @@ public ``psf__requests_v2.27.0_v2.27.1``, unmodified): grading with the command 
 (``evoci.swebench.command``: the record's ``test_cmds`` plus the ``test_patch``'s directives, the
 spec's plugins) in the environment of the record's spec, against the official directive command
 (``test_cmds`` + the same files) run bare with the same interpreter in the finished grading tree,
-in a network namespace of its own (``unshare --net``, root), as the sandbox has no network either.
+in a network namespace of its own (``unshare --user --map-root-user --net``, its loopback up), as
+the sandbox has no network either and runs SWE-bench records as its own root.
 
 Timings on shared machines are noisy: read the ratios, and re-run before trusting a change.
 """
@@ -66,7 +67,8 @@ def main() -> None:
         graded, bare = [], []
         for _ in range(args.repeats):
             start = time.monotonic()
-            result = grade(request, source, tree, grading_sandbox(SandboxConfig(), environment, paths))
+            result = grade(request, source, tree, grading_sandbox(SandboxConfig(), environment, paths,
+                                                             silent_network=request.silent_network))
             graded.append(time.monotonic() - start)
             assert all(o == "passed" for o in result.outcomes.values()), result.output_tail
             start = time.monotonic()
@@ -106,13 +108,18 @@ def real_instance(args) -> None:
     graded, bare = [], []
     for _ in range(args.repeats):
         start = time.monotonic()
-        result = grade(request, source, tree, grading_sandbox(SandboxConfig(), environment, paths))
+        result = grade(request, source, tree, grading_sandbox(SandboxConfig(), environment, paths,
+                                                             silent_network=request.silent_network))
         graded.append(time.monotonic() - start)
         assert all(o in ("passed", "xfailed") for o in result.outcomes.values()), result.output_tail
         start = time.monotonic()
         # no network for the bare command either (as in the sandbox): a test that resolves a host name would
-        # otherwise wait for DNS timeouts on the host and make the bare command the slow one
-        subprocess.run(["unshare", "--net", "bash", "-c", official], cwd=tree, env=env, capture_output=True, check=False)
+        # otherwise wait for DNS timeouts on the host and make the bare command the slow one. Its loopback is up,
+        # as the sandbox's is (a fresh namespace's is down: a local test server could not be reached), and with
+        # the spec's silent network its default route leads into it, as the sandbox's does.
+        network = "ip link set lo up" + (" && ip route add default dev lo" if request.silent_network else "")
+        subprocess.run(["unshare", "--user", "--map-root-user", "--net", "bash", "-c", f"{network} && {official}"],
+                       cwd=tree, env=env, capture_output=True, check=False)
         bare.append(time.monotonic() - start)
     g, b = statistics.median(graded), statistics.median(bare)
     print(f"| {instance.instance_id} (gold, medians of {args.repeats}) | grading s | official directive command s | ratio |")
