@@ -357,6 +357,11 @@ before = snapshot()
 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 sys.path[:0] = [root, *paths]
 plugin_args = [a for name in names for a in ("-p", name)]
+if hasattr(pytest, "PytestAssertRewriteWarning"):
+    # The plugins were imported above, before pytest could mark them for rewriting: it says so
+    # when `-p` names them, and a project whose filterwarnings is `error` (pydantic) would end
+    # before collecting. A command-line filter outranks the configuration's.
+    plugin_args += ["-W", "ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning"]
 try:
     code = int(pytest.main([*plugin_args, *args], plugins=[tally]))
 except BaseException as exc:

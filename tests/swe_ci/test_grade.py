@@ -73,11 +73,11 @@ def run(tmp_path, built_env):  # noqa: F811
     the processes a run leaves behind from outside.
     """
 
-    def run(files, *, task=TASK, timeout=60.0, environment=built_env, isolated=True):
+    def run(files, *, task=TASK, timeout=60.0, environment=built_env, isolated=True, runner_config="[pytest]\n"):
         workspace = make_codebase(tmp_path / "ws", files)
         options = BwrapOptions() if isolated else None
         sandbox = LocalSandbox(workspace, environment, isolation=options, ephemeral=isolated)
-        return run_pytest(sandbox, task, timeout=timeout, output_limit=200_000)
+        return run_pytest(sandbox, task, timeout=timeout, output_limit=200_000, runner_config=runner_config)
 
     return run
 
@@ -270,6 +270,18 @@ def test_a_plugin_the_project_declares_tests_the_trees_code_not_the_installed_co
     }, environment=env)
     assert report.status is Status.OK, report.output_tail
     assert report.outcomes == {"tests/test_value.py::test_the_tree_is_tested": "passed"}, report.output_tail
+
+
+def test_an_environment_plugin_loads_where_the_projects_warnings_are_errors(run, tmp_path):
+    # The launcher imports the environment's plugins before pytest starts, so pytest cannot rewrite
+    # them and says so; a project whose filterwarnings is `error` (pydantic's) must still run.
+    wheel = _plugin_wheel(tmp_path / "wheels", "envplug", "installed")
+    env = LocalEnvironments(tmp_path / "envs").ensure(resolve_environment({}).with_requirements([str(wheel)]))
+    report = run({
+        "tests/test_value.py": "def test_the_plugin_is_loaded(project_value):\n    assert project_value == 'installed'\n",
+    }, environment=env, runner_config="[pytest]\nfilterwarnings =\n    error\n")
+    assert report.status is Status.OK, report.output_tail
+    assert report.outcomes == {"tests/test_value.py::test_the_plugin_is_loaded": "passed"}, report.output_tail
 
 
 def test_an_expected_failure_is_the_tests_to_declare_never_the_codes(run):
