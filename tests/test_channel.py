@@ -21,7 +21,7 @@ def frame(outcomes: dict[str, str], tally: dict[str, str] | None = None, exit_co
     return f"EVOCI-REPORT {exit_code} {len(tally_text)} {len(report)} 0 {digest}\n" + body.decode()
 
 
-def result(stdout: str, exit_code: int = 1) -> ExecResult:
+def result(stdout: str, exit_code: int = 0) -> ExecResult:  # the launcher ends 0 after its own frame
     return ExecResult(exit_code=exit_code, stdout=stdout, stderr="", duration_s=1.0)
 
 
@@ -39,9 +39,17 @@ def test_a_second_frame_text_around_it_or_a_killed_launcher_voids_the_report():
     assert read_frame(result(honest + "trailing")).void
     assert "stopped" in read_frame(result(forged, exit_code=137)).void  # one frame, but the launcher was killed
     assert read_frame(result(honest)).void is None
-    # a frame that says the tests were killed, with the launcher killed to match: nothing of it is read
-    killed = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=-9), exit_code=137))
+    # the collector's own frame for a killed test process: nothing of its report is read
+    killed = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=-9)))
     assert killed.void is None and killed.report is None
+    # a frame that says 137 (or -9), then the collector killed to match: the launcher never ends so after its
+    # own frame. Before, the tested code wrote a frame of all passes saying 137 to bubblewrap's PID 1's standard
+    # output, killed the collector with SIGKILL, and the report was read (and the bytecode section kept).
+    for says in (137, -9, 1):
+        for ended in (137, -9, 1, 143):
+            forged_killed = read_frame(result(frame({"t.py::a": "passed", "t.py::b": "passed"}, exit_code=says),
+                                              exit_code=ended))
+            assert "stopped" in forged_killed.void and forged_killed.report is None and not forged_killed.bytecode
 
 
 def test_a_report_the_tally_contradicts_is_graded_from_the_lower_and_flagged():

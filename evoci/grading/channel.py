@@ -1,9 +1,10 @@
 """The harness's end of the launcher's channel: one frame, checked, and a report cross-checked by a tally.
 
 ``evoci.grading.launcher`` writes exactly one frame on the sandboxed command's standard output.
-What arrives is trusted only if it is that one frame and nothing else, and if the command ended
-the way the frame says the test process did (a collector killed before it wrote would otherwise
-leave a frame someone else wrote as the only one). Otherwise the report is **void**: the
+What arrives is trusted only if it is that one frame and nothing else, and if the launcher ended 0,
+as its collector does after writing its own frame and never otherwise (a collector killed before it
+wrote would leave a frame someone else wrote as the only one; no signal, nor Python's own failure,
+ends a process with 0). Otherwise the report is **void**: the
 iteration is the agent's outcome, nothing of it passes, and it is flagged — something in the
 sandbox wrote to the harness's channel, and only the tested code runs there.
 
@@ -61,10 +62,10 @@ def read_frame(result: ExecResult) -> Frame:
     if extra:
         return Frame(void=f"the channel carried {1 + _count(extra)} frame(s) or text after the report: "
                           "something besides the harness wrote to it")
-    expected = exit_code if exit_code >= 0 else 128 - exit_code
-    if result.exit_code != expected:
+    if result.exit_code != 0:  # the collector exits 0 after its frame, and only then (evoci.grading.launcher)
         return Frame(void=f"the frame says the tests ended with {exit_code} but the launcher ended with "
-                          f"{result.exit_code}: it was stopped after someone else wrote")
+                          f"{result.exit_code}, not 0 as after writing its own frame: it was stopped after "
+                          "someone else wrote")
     frame = Frame(exit_code=exit_code, bytecode=body[tally_size + report_size:])
     _read_tally(frame, body[:tally_size].decode("utf-8", errors="surrogateescape"))
     report = body[tally_size:tally_size + report_size]

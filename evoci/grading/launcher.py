@@ -22,8 +22,12 @@ the collector reads the JSON report from its private file and writes exactly one
 
     EVOCI-REPORT <exit> <tally bytes> <report bytes> <bytecode bytes> <sha256 of the three>\\n<tally><report><bytecode>
 
-``exit`` is the test process's exit code (``-N`` for signal N); the collector then exits with
-it (``128 + N`` for a signal), so a collector killed before it could write is seen as such.
+``exit`` is the test process's exit code (``-N`` for signal N); the collector then exits 0, and
+only after writing its frame: no signal ends a process with 0, nor does Python's own failure, so a
+collector the test process killed (or made fail) after writing a frame of its own (the sandbox's
+standard output is reachable from inside: bubblewrap's PID 1 holds it) is seen as such. Were the
+collector to exit with the test process's code instead, a frame saying 137, then a ``SIGKILL`` to
+the collector, would end the launcher exactly as that frame says.
 The harness (``evoci.grading.channel``) accepts nothing but that one frame.
 
 **An independent tally.** pytest-json-report writes the report with the standard library, inside
@@ -120,7 +124,7 @@ if child:
     while view:
         view = view[os.write(host, view):]
     sys.stderr.flush()
-    os._exit(code if code >= 0 else 128 - code)
+    os._exit(0)  # its frame is written: the one way the launcher ends 0
 for fd in (host, tally_r, go_w, wake_r, wake_w, code_r):
     os.close(fd)
 signal.set_wakeup_fd(-1)

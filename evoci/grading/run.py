@@ -141,6 +141,8 @@ def run_launched(sandbox: Sandbox, *, options: Sequence[str], args: Sequence[str
     if result.exit_code is None:
         raise HarnessTimeout(f"the sandbox lost the test process's exit status; output ends:\n{common['output_tail']}")
     frame = read_frame(result)
+    if frame.exit_code is not None:  # the launcher itself ends 0 after its frame: the test process's exit
+        common["exit_code"] = frame.exit_code if frame.exit_code >= 0 else 128 - frame.exit_code
     if bytecode is not None and listed is not None and frame.void is None and frame.bytecode:
         bytecode.keep(listed, frame.bytecode)
     if frame.void:

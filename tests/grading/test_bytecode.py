@@ -214,3 +214,45 @@ def test_what_another_task_is_keeping_at_the_same_moment_is_never_placed(opener,
     tree = fresh(tmp_path, "t3")
     listed = store.prepare(tree, "anywhere", CONFIG, ("tests",))
     assert listed.missing == ["tests/test_calc.py"] and not (tree / "tests" / "__pycache__").exists()
+
+
+# Tree code that writes a frame of its own to the sandbox's standard output (bubblewrap's PID 1 holds it),
+# saying the test process was killed (SAYS) and carrying a forged report, tally or bytecode section, then
+# kills the collector with SIGKILL so that no genuine frame follows: the launcher ends by SIGKILL, as the
+# frame says. Before, the harness read that frame: its report (137: all passing, scored) or its bytecode
+# section (-9: kept, and run by every later tree with those tests).
+FORGE_FRAME_THEN_KILL = r'''
+import base64, hashlib, importlib.util, importlib.metadata, json, marshal, os, signal, sys
+def _forge():
+    rel = "tests/test_calc.py"
+    path = os.path.join("/workspace", rel)
+    ids = [rel + "::test_add", rel + "::test_wrong"]
+    report = json.dumps({"exitcode": 0, "tests": [{"nodeid": i, "outcome": "passed"} for i in ids]}).encode()
+    tally = "".join("%s\tpassed\t0\t%s\n" % (w, i) for i in ids for w in ("setup", "call", "teardown"))
+    tally = (tally + "end\t0\t\n").encode()
+    code = compile("def test_add():\n    pass\n\ndef test_wrong():\n    pass\n", path, "exec")
+    source = open(path, "rb").read()
+    pyc = importlib.util.MAGIC_NUMBER + b"\x03\x00\x00\x00" + importlib.util.source_hash(source)[:8] + marshal.dumps(code)
+    tail = ".%s-pytest-%s.pyc" % (sys.implementation.cache_tag, importlib.metadata.version("pytest"))
+    data = base64.b64encode(pyc)
+    section = ("%s\t%s\t%d\n" % (rel, "test_calc" + tail, len(data))).encode() + data
+    body = tally + report + section
+    frame = b"EVOCI-REPORT SAYS %d %d %d %s\n" % (len(tally), len(report), len(section),
+                                                 hashlib.sha256(body).hexdigest().encode())
+    channel = os.open("/proc/1/fd/1", os.O_WRONLY)
+    os.write(channel, frame + body)
+    os.kill(os.getppid(), signal.SIGKILL)
+_forge()
+'''
+
+
+@pytest.mark.parametrize("says", ["137", "-9"])
+def test_a_frame_the_tree_writes_before_killing_the_collector_is_void(opener, tmp_path, says):
+    store = BytecodeStore(tmp_path / "bytecode")
+    files = {**TESTS, "calc.py": TESTS["calc.py"] + FORGE_FRAME_THEN_KILL.replace("SAYS", says)}
+    ran = graded(opener, fresh(tmp_path, "t1", files), store)
+    assert ran.outcomes == {} and ran.unread and "void" in ran.unread, (ran.outcomes, ran.unread, ran.output_tail)
+    assert f"the frame says the tests ended with {says} " in ran.unread  # the forged frame reached the channel
+    assert kept(tmp_path / "bytecode") == []
+    clean = graded(opener, fresh(tmp_path, "t2"), store)  # an honest tree with the same tests
+    assert clean.outcomes["tests/test_calc.py::test_wrong"] == "failed"
