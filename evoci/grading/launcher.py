@@ -193,6 +193,7 @@ import pytest
 if metadata is None:
     import importlib_metadata as metadata
 names = []
+deferred = {}  # entry point name -> its module, for the plugins the tree itself holds
 found = metadata.entry_points()
 def in_tree(module):
     top = module.partition(".")[0]
@@ -205,6 +206,7 @@ for ep in found.select(group="pytest11") if hasattr(found, "select") else found.
         # once the tree is on the path, so its package is the tree's, not the copy installed in
         # the environment. It is tree code like a conftest.py, and runs after the watch is taken.
         names.append(ep.name)
+        deferred[ep.name] = ep.value.partition(":")[0].strip()
         continue
     try:
         ep.load()  # imported now, from the environment; later imports by name find this module
@@ -330,28 +332,47 @@ def declared_plugins(at_launch, _args=args, _paths=(root, *paths)):
                     stem = item.value.replace(".", os.sep)
                     pending += [os.path.join(p, stem + end) for p in _paths for end in (".py", os.sep + "__init__.py")]
     return found
+def globals_of(function, _function=FUNCTION, _method=type(tally.pytest_configure)):
+    # The namespace a hook's function runs in (a bound method's function's), or None for anything else.
+    inner = function.__func__ if type(function) is _method else function
+    return inner.__globals__ if type(inner) is _function else None
+def home_module(function, _modules=sys.modules):
+    # The module (in sys.modules) whose own namespace a hook's function runs in, or None: a code object's
+    # file name is whatever the code that compiled it said (compile(source, os.__file__, "exec")).
+    namespace = globals_of(function)
+    module = _modules.get(namespace.get("__name__")) if namespace is not None else None
+    return module if module is not None and vars(module) is namespace else None
 def foreign_hooks(config, at_launch, declared, _tally=tally, _abs=os.path.isabs, _file=os.path.isfile,
-                  _base=os.path.basename):
+                  _base=os.path.basename, _paths=(root, *paths), _deferred=deferred):
     # Hook implementations the code under test registered (a plugin object whose hooks rewrite
     # reports, a conftest written while the tests ran, a module of its own registered by hand): each
-    # must be the environment's code (a real file outside the tree), the tally, a conftest present at
-    # launch or a module of the tree that pytest registered as itself under a name declared at launch
-    # (`declared_plugins`). In-process code can forge even this; it is a flag for a person, like the
-    # watch above.
+    # must be the environment's code (a function of a module loaded from a real file outside the tree,
+    # running in that module's namespace), the tally, a conftest present at launch or a module of the
+    # tree that pytest registered as itself under a name declared at launch (`declared_plugins`: its
+    # file is the one that name names in the tree). In-process code can forge even this; it is a flag
+    # for a person, like the watch above.
     if config is None:
         return []
-    tree = tuple(os.path.join(p, "") for p in (root, *paths))
+    tree = tuple(os.path.join(p, "") for p in _paths)
     found = []
     for hook_name in dir(config.pluginmanager.hook):
         caller = getattr(config.pluginmanager.hook, hook_name)
         for impl in caller.get_hookimpls() if hook_name.startswith("pytest_") else ():
             plugin, code = impl.plugin, getattr(impl.function, "__code__", None)
             where = code.co_filename if code is not None else "?"
-            if plugin is _tally or (_abs(where) and _file(where) and not where.startswith(tree)):
+            if plugin is _tally:
+                continue
+            home = home_module(impl.function)
+            if home is not None and getattr(home, "__file__", None) == where and _abs(where) and _file(where) \
+                    and not where.startswith(tree):
                 continue
             module_file = getattr(plugin, "__file__", None) if type(plugin) is type(sys) else None
-            if module_file == where and where.startswith(tree) and (where in at_launch if _base(where) == "conftest.py"
-                                                                    else config.pluginmanager.get_name(plugin) in declared):
+            name = config.pluginmanager.get_name(plugin)
+            if module_file is not None and globals_of(impl.function) is vars(plugin) and module_file == where \
+                    and where.startswith(tree) and (
+                    where in at_launch if _base(where) == "conftest.py" else name in declared and where in {
+                        os.path.join(p, module.replace(".", os.sep) + end) for module in (name, _deferred.get(name, name))
+                        for p in _paths for end in (".py", os.sep + "__init__.py")}):
                 continue
             found.append("hook %s from %s" % (hook_name, where))
     return sorted(set(found))

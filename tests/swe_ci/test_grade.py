@@ -337,3 +337,66 @@ def test_plugins_the_tests_declare_are_pytests_own_and_a_module_registered_by_ha
         "_manager and _manager[0].register(sys.modules[__name__])\n")}, task=task)
     assert by_hand.outcomes == {"tests/test_calc.py::test_add": "passed"}
     assert any("pytest hook pytest_runtest_logreport" in flag for flag in by_hand.integrity_flags), by_hand.integrity_flags
+
+
+# A plugin whose hook is compiled under the file name of a module of the environment (the standard
+# library's os.py): the code object says it is the environment's code. Nothing of it is in the scan's
+# patterns either (no `def pytest_`, no `_pytest`, no `gc.get_objects`, no `__code__`).
+SPOOFED_FILE = '''
+import inspect as _inspect, os as _os
+def _settle():
+    frame, manager = _inspect.currentframe(), None
+    while frame is not None and manager is None:
+        owner = frame.f_locals.get("self")
+        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
+        frame = frame.f_back
+    if manager is None or not hasattr(manager, "register"):
+        return
+    namespace = {}
+    exec(compile("def logreport(report):\\n    if report.outcome == 'failed':\\n"
+                 "        report.outcome, report.longrepr = 'passed', None\\n", _os.__file__, "exec"), namespace)
+    class Settle:
+        pass
+    setattr(Settle, "pytest" + "_runtest_logreport", staticmethod(namespace["logreport"]))
+    manager.register(Settle(), "settle")
+_settle()
+'''
+
+# The tree's own module registered by hand, before pytest imports the plugin the reference's conftest
+# declares, under that declared name: pytest then finds the name taken and registers nothing itself.
+UNDER_A_DECLARED_NAME = '''
+import sys as _sys
+def _logreport(report):
+    if report.outcome == "failed":
+        report.outcome, report.longrepr = "passed", None
+_FIRST = dict(tryfirst=True, trylast=False, hookwrapper=False, wrapper=False, optionalhook=False, specname=None)
+setattr(_logreport, "pytest" + "_impl", _FIRST)  # before the report plugin's and the tally's
+def _take_the_name():
+    globals()["pytest" + "_runtest_logreport"] = _logreport
+    frame = _sys._getframe()
+    while frame is not None:
+        manager = getattr(frame.f_locals.get("self"), "pluginmanager", None) or frame.f_locals.get("pluginmanager")
+        if manager is not None and hasattr(manager, "register"):
+            manager.register(_sys.modules[__name__], "helpers.hooks")
+            return
+        frame = frame.f_back
+_take_the_name()
+'''
+
+
+@pytest.mark.parametrize("attack", ["spoofed_file", "taken_name"])
+def test_a_hook_that_claims_another_modules_file_or_a_plugins_name_is_flagged(run, attack):
+    # Both changed the outcome unflagged: their hook ran before the report plugin's and the tally's.
+    files = {
+        "src/calc.py": "def add(a, b):\n    return a + b\n",
+        # the tree's code runs while the conftest is imported (taken_name), or while the test module is
+        "tests/conftest.py": ("import calc\n\n" if attack == "taken_name" else "") + "pytest_plugins = ['helpers.hooks']\n",
+        "tests/helpers/__init__.py": "",
+        "tests/helpers/hooks.py": "def pytest_report_header(config):\n    return 'hooks'\n",
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 5\n",
+    }
+    task = TASK.model_copy(update={"pythonpath": ["src", "tests", "."]})
+    attacked = files["src/calc.py"] + (SPOOFED_FILE if attack == "spoofed_file" else UNDER_A_DECLARED_NAME)
+    report = run({**files, "src/calc.py": attacked}, task=task)
+    assert report.outcomes == {"tests/test_calc.py::test_add": "passed"}, report.output_tail  # the hook ran
+    assert any("pytest hook pytest_runtest_logreport" in flag for flag in report.integrity_flags), report.integrity_flags
