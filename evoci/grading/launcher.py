@@ -360,7 +360,8 @@ def foreign_hooks(config, at_launch, declared, _tally=tally, _abs=os.path.isabs,
         for impl in caller.get_hookimpls() if hook_name.startswith("pytest_") else ():
             plugin, code = impl.plugin, getattr(impl.function, "__code__", None)
             where = code.co_filename if code is not None else "?"
-            if plugin is _tally:
+            if plugin is _tally and type(impl.function) is type(_tally.pytest_configure) \
+                    and impl.function.__func__ is vars(type(_tally)).get(hook_name):  # its own method, not any function
                 continue
             home = home_module(impl.function)
             if home is not None and getattr(home, "__file__", None) == where and _abs(where) and _file(where) \

@@ -384,7 +384,33 @@ _take_the_name()
 '''
 
 
-@pytest.mark.parametrize("attack", ["spoofed_file", "taken_name"])
+# A hook implementation added to pytest's hook caller by hand, in the name of the harness's own tally
+# plugin (found among the registered plugins, its class made from one already there): the listing took
+# every hook of the tally's object as the tally's.
+AS_THE_TALLY = '''
+import inspect as _inspect
+def _logreport(report):
+    if report.outcome == "failed":
+        report.outcome, report.longrepr = "passed", None
+def _as_the_tally():
+    frame, manager = _inspect.currentframe(), None
+    while frame is not None and manager is None:
+        owner = frame.f_locals.get("self")
+        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
+        frame = frame.f_back
+    if manager is None or not hasattr(manager, "get_plugins"):
+        return
+    tally = [p for p in manager.get_plugins() if type(p).__name__ == "EvociTally"]
+    caller = getattr(manager.hook, "pytest" + "_runtest_logreport")
+    if tally:
+        model = caller.get_hookimpls()[0]
+        opts = dict(model.opts, tryfirst=True, trylast=False, wrapper=False, hookwrapper=False)
+        caller._add_hookimpl(type(model)(tally[0], "evoci-tally", _logreport, opts))
+_as_the_tally()
+'''
+
+
+@pytest.mark.parametrize("attack", ["spoofed_file", "taken_name", "as_the_tally"])
 def test_a_hook_that_claims_another_modules_file_or_a_plugins_name_is_flagged(run, attack):
     # Both changed the outcome unflagged: their hook ran before the report plugin's and the tally's.
     files = {
@@ -396,7 +422,8 @@ def test_a_hook_that_claims_another_modules_file_or_a_plugins_name_is_flagged(ru
         "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 5\n",
     }
     task = TASK.model_copy(update={"pythonpath": ["src", "tests", "."]})
-    attacked = files["src/calc.py"] + (SPOOFED_FILE if attack == "spoofed_file" else UNDER_A_DECLARED_NAME)
+    attacked = files["src/calc.py"] + {"spoofed_file": SPOOFED_FILE, "taken_name": UNDER_A_DECLARED_NAME,
+                                       "as_the_tally": AS_THE_TALLY}[attack]
     report = run({**files, "src/calc.py": attacked}, task=task)
     assert report.outcomes == {"tests/test_calc.py::test_add": "passed"}, report.output_tail  # the hook ran
     assert any("pytest hook pytest_runtest_logreport" in flag for flag in report.integrity_flags), report.integrity_flags
