@@ -235,6 +235,7 @@ class EvociTally:
     def __init__(self):
         self.forged = set()
         self.config = None
+        self.seen = {}  # id -> (hook name, hook implementation) of the hooks that decide outcomes, as the tests ran
     def pytest_configure(self, config):
         self.config = config
     def pytest_runtest_makereport(self, item, call, _xfailed=XFailed, _is=isinstance, _by_tests=raised_by_tests):
@@ -247,6 +248,17 @@ class EvociTally:
             xfail = 2
         line = "%s\t%s\t%d\t%s\n" % (report.when, report.outcome, xfail, report.nodeid)
         _write(_fd, line.encode("utf-8", "surrogateescape"))
+        self.look()
+    def look(self, _names=("pytest_runtest_logreport", "pytest_runtest_makereport", "pytest_report_teststatus")):
+        # The implementations of the hooks that decide an outcome, while the tests run: a plugin that
+        # unregisters itself before pytest returns is still listed (foreign_hooks).
+        try:
+            for name in _names:
+                caller = getattr(self.config.pluginmanager.hook, name, None)
+                for impl in type(caller).get_hookimpls(caller) if caller is not None else ():
+                    self.seen.setdefault(id(impl), (name, impl))
+        except Exception:  # the registry taken apart: foreign_hooks says so at the end
+            pass
 tally = EvociTally()
 WATCHED = ("_pytest.runner", "_pytest.reports", "_pytest.main", "_pytest.python", "_pytest.terminal",
            "_pytest.skipping", "_pytest.outcomes", "_pytest.fixtures", "_pytest.nodes", "_pytest.config",
@@ -355,27 +367,27 @@ def foreign_hooks(config, at_launch, declared, _tally=tally, _abs=os.path.isabs,
         return []
     tree = tuple(os.path.join(p, "") for p in _paths)
     found = []
-    for hook_name in dir(config.pluginmanager.hook):
-        caller = getattr(config.pluginmanager.hook, hook_name)
-        for impl in caller.get_hookimpls() if hook_name.startswith("pytest_") else ():
-            plugin, code = impl.plugin, getattr(impl.function, "__code__", None)
-            where = code.co_filename if code is not None else "?"
-            if plugin is _tally and type(impl.function) is type(_tally.pytest_configure) \
-                    and impl.function.__func__ is vars(type(_tally)).get(hook_name):  # its own method, not any function
-                continue
-            home = home_module(impl.function)
-            if home is not None and getattr(home, "__file__", None) == where and _abs(where) and _file(where) \
-                    and not where.startswith(tree):
-                continue
-            module_file = getattr(plugin, "__file__", None) if type(plugin) is type(sys) else None
-            name = config.pluginmanager.get_name(plugin)
-            if module_file is not None and globals_of(impl.function) is vars(plugin) and module_file == where \
-                    and where.startswith(tree) and (
-                    where in at_launch if _base(where) == "conftest.py" else name in declared and where in {
-                        os.path.join(p, module.replace(".", os.sep) + end) for module in (name, _deferred.get(name, name))
-                        for p in _paths for end in (".py", os.sep + "__init__.py")}):
-                continue
-            found.append("hook %s from %s" % (hook_name, where))
+    present = [(hook_name, impl) for hook_name in dir(config.pluginmanager.hook) if hook_name.startswith("pytest_")
+               for impl in getattr(config.pluginmanager.hook, hook_name).get_hookimpls()]
+    for hook_name, impl in present + list(_tally.seen.values()):  # and those gone by the end
+        plugin, code = impl.plugin, getattr(impl.function, "__code__", None)
+        where = code.co_filename if code is not None else "?"
+        if plugin is _tally and type(impl.function) is type(_tally.pytest_configure) \
+                and impl.function.__func__ is vars(type(_tally)).get(hook_name):  # its own method, not any function
+            continue
+        home = home_module(impl.function)
+        if home is not None and getattr(home, "__file__", None) == where and _abs(where) and _file(where) \
+                and not where.startswith(tree):
+            continue
+        module_file = getattr(plugin, "__file__", None) if type(plugin) is type(sys) else None
+        name = getattr(impl, "plugin_name", None) or config.pluginmanager.get_name(plugin)  # as registered
+        if module_file is not None and globals_of(impl.function) is vars(plugin) and module_file == where \
+                and where.startswith(tree) and (
+                where in at_launch if _base(where) == "conftest.py" else name in declared and where in {
+                    os.path.join(p, module.replace(".", os.sep) + end) for module in (name, _deferred.get(name, name))
+                    for p in _paths for end in (".py", os.sep + "__init__.py")}):
+            continue
+        found.append("hook %s from %s" % (hook_name, where))
     return sorted(set(found))
 at_launch = conftests(root)  # before any code of the tree runs
 declared = declared_plugins(at_launch)

@@ -410,7 +410,34 @@ _as_the_tally()
 '''
 
 
-@pytest.mark.parametrize("attack", ["spoofed_file", "taken_name", "as_the_tally"])
+# The in_process_plugin attack, its plugin unregistered when the session ends: the listing, read after
+# pytest returned, found nothing.
+GONE_BY_THE_END = '''
+import inspect as _inspect
+def _settle():
+    frame, manager = _inspect.currentframe(), None
+    while frame is not None and manager is None:
+        owner = frame.f_locals.get("self")
+        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
+        frame = frame.f_back
+    if manager is None or not hasattr(manager, "register"):
+        return
+    class Settle:
+        pass
+    def logreport(report):
+        if report.outcome == "failed":
+            report.outcome, report.longrepr = "passed", None
+    def unconfigure(config):
+        manager.unregister(settle)
+    setattr(Settle, "pytest" + "_runtest_logreport", staticmethod(logreport))
+    setattr(Settle, "pytest" + "_unconfigure", staticmethod(unconfigure))
+    settle = Settle()
+    manager.register(settle, "settle")
+_settle()
+'''
+
+
+@pytest.mark.parametrize("attack", ["spoofed_file", "taken_name", "as_the_tally", "gone_by_the_end"])
 def test_a_hook_that_claims_another_modules_file_or_a_plugins_name_is_flagged(run, attack):
     # Both changed the outcome unflagged: their hook ran before the report plugin's and the tally's.
     files = {
@@ -423,7 +450,7 @@ def test_a_hook_that_claims_another_modules_file_or_a_plugins_name_is_flagged(ru
     }
     task = TASK.model_copy(update={"pythonpath": ["src", "tests", "."]})
     attacked = files["src/calc.py"] + {"spoofed_file": SPOOFED_FILE, "taken_name": UNDER_A_DECLARED_NAME,
-                                       "as_the_tally": AS_THE_TALLY}[attack]
+                                       "as_the_tally": AS_THE_TALLY, "gone_by_the_end": GONE_BY_THE_END}[attack]
     report = run({**files, "src/calc.py": attacked}, task=task)
     assert report.outcomes == {"tests/test_calc.py::test_add": "passed"}, report.output_tail  # the hook ran
     assert any("pytest hook pytest_runtest_logreport" in flag for flag in report.integrity_flags), report.integrity_flags
