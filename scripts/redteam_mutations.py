@@ -74,6 +74,8 @@ SWE_EVO = "tests/security/test_swe_evo_attacks.py::"
 NITR = "tests/security/test_nitr_attacks.py::"
 BUDGET = "tests/sandbox/test_budget.py::"
 UNTRUSTED_PATHS = "tests/security/test_untrusted_paths.py::"
+BYTECODE = "tests/grading/test_bytecode.py::"
+HOOKS = "tests/swe_ci/test_grade.py::test_a_hook_that_claims_another_modules_file_or_a_plugins_name_is_flagged[{}]"
 LOCKED = "tests/security/test_locked_folders.py::test_a_programmer_locking_its_folders_is_scored_and_what_it_hid_is_found"
 TIMEOUT_S = 3600  # one mutation's tests, all together
 
@@ -121,8 +123,9 @@ MUTATIONS = [
     ),
     Mutation(
         "forged_frame_accepted", "forging the report", "evoci/grading/channel.py",
-        "if result.exit_code != expected:", "if False:",
-        ("forged_frame",),
+        "if result.exit_code != 0:  # the collector exits 0", "if False:  # the collector exits 0",
+        ("forged_frame", BYTECODE + "test_a_frame_the_tree_writes_before_killing_the_collector_is_void[137]",
+         BYTECODE + "test_a_frame_the_tree_writes_before_killing_the_collector_is_void[-9]"),
     ),
     Mutation(
         "killed_report_read", "forging the report", "evoci/grading/channel.py",
@@ -387,8 +390,7 @@ MUTATIONS = [
     Mutation(
         "own_module_plugin_allowed", "in-process sabotage (the tested code's own module registered as a plugin)",
         "evoci/grading/launcher.py",
-        "                                                                    else config.pluginmanager.get_name(plugin) in declared):\n",
-        "                                                                    else True):\n",
+        "else name in declared and where in {", "else True or where in {",
         ("in_process_plugin_module",),
     ),
     Mutation(
@@ -397,6 +399,30 @@ MUTATIONS = [
         'if listed != "-" and tree_importable():\n', 'if listed != "-" and False:\n',
         ("tests/grading/test_bytecode.py::"
          "test_an_environment_that_makes_the_tree_importable_at_start_up_gets_nothing_rewritten_ahead",),
+    ),
+    Mutation(
+        "hook_file_name_trusted", "in-process sabotage (a hook compiled under an environment file's name)",
+        "evoci/grading/launcher.py",
+        'if home is not None and getattr(home, "__file__", None) == where and _abs(where)', "if _abs(where)",
+        (HOOKS.format("spoofed_file"),),
+    ),
+    Mutation(
+        "declared_name_taken", "in-process sabotage (the tree's module registered under a declared plugin name)",
+        "evoci/grading/launcher.py",
+        "else name in declared and where in {", "else name in declared or where in {",
+        (HOOKS.format("taken_name"),),
+    ),
+    Mutation(
+        "tally_impersonated", "in-process sabotage (a hook added in the tally plugin's name)",
+        "evoci/grading/launcher.py",
+        "if plugin is _tally and type(impl.function)", "if plugin is _tally or False and type(impl.function)",
+        (HOOKS.format("as_the_tally"),),
+    ),
+    Mutation(
+        "hooks_listed_at_the_end_only", "in-process sabotage (a plugin unregistered before pytest returns)",
+        "evoci/grading/launcher.py",
+        "    for hook_name, impl in present + list(_tally.seen.values()):", "    for hook_name, impl in present:",
+        (HOOKS.format("gone_by_the_end"),),
     ),
 ]
 
