@@ -25,5 +25,8 @@ a ``Grade``), ``evoci.nitr.evaluator`` (the pipeline's modules, a ``NitrGrade``)
 # The grading path's version, in every grading node's cache key: a result graded by an older tree
 # builder or runner is never reused when a run resumes. 3: SWE-EVO's harness-made .git (a spec's
 # git_checkout) and a prediction's .git files left out of its patch instead of the patch refused;
-# a tree module the tested code registers as a plugin by hand is flagged.
-GRADER_VERSION = 3
+# a tree module the tested code registers as a plugin by hand is flagged. 4: the launcher ends 0
+# after its own frame and a frame is read only then; hooks judged by the namespace they run in and
+# listed as the tests run; pytest's "already imported" rewrite warning ignored (a project whose
+# warnings are errors could not start); entry points read on Python 3.7; a spec's silent network.
+GRADER_VERSION = 4
