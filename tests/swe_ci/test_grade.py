@@ -339,18 +339,29 @@ def test_plugins_the_tests_declare_are_pytests_own_and_a_module_registered_by_ha
     assert any("pytest hook pytest_runtest_logreport" in flag for flag in by_hand.integrity_flags), by_hand.integrity_flags
 
 
+# How the attacks below reach pytest's plugin manager: through their callers' frames (in_process_plugin's way).
+FIND_MANAGER = '''
+import inspect as _inspect
+def _manager():
+    frame = _inspect.currentframe()
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
+        if manager is not None and hasattr(manager, "register"):
+            return manager
+        frame = frame.f_back
+    return None
+'''
+
+
 # A plugin whose hook is compiled under the file name of a module of the environment (the standard
 # library's os.py): the code object says it is the environment's code. Nothing of it is in the scan's
 # patterns either (no `def pytest_`, no `_pytest`, no `gc.get_objects`, no `__code__`).
-SPOOFED_FILE = '''
-import inspect as _inspect, os as _os
+SPOOFED_FILE = FIND_MANAGER + '''
+import os as _os
 def _settle():
-    frame, manager = _inspect.currentframe(), None
-    while frame is not None and manager is None:
-        owner = frame.f_locals.get("self")
-        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
-        frame = frame.f_back
-    if manager is None or not hasattr(manager, "register"):
+    manager = _manager()
+    if manager is None:
         return
     namespace = {}
     exec(compile("def logreport(report):\\n    if report.outcome == 'failed':\\n"
@@ -387,18 +398,13 @@ _take_the_name()
 # A hook implementation added to pytest's hook caller by hand, in the name of the harness's own tally
 # plugin (found among the registered plugins, its class made from one already there): the listing took
 # every hook of the tally's object as the tally's.
-AS_THE_TALLY = '''
-import inspect as _inspect
+AS_THE_TALLY = FIND_MANAGER + '''
 def _logreport(report):
     if report.outcome == "failed":
         report.outcome, report.longrepr = "passed", None
 def _as_the_tally():
-    frame, manager = _inspect.currentframe(), None
-    while frame is not None and manager is None:
-        owner = frame.f_locals.get("self")
-        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
-        frame = frame.f_back
-    if manager is None or not hasattr(manager, "get_plugins"):
+    manager = _manager()
+    if manager is None:
         return
     tally = [p for p in manager.get_plugins() if type(p).__name__ == "EvociTally"]
     caller = getattr(manager.hook, "pytest" + "_runtest_logreport")
@@ -412,15 +418,10 @@ _as_the_tally()
 
 # The in_process_plugin attack, its plugin unregistered when the session ends: the listing, read after
 # pytest returned, found nothing.
-GONE_BY_THE_END = '''
-import inspect as _inspect
+GONE_BY_THE_END = FIND_MANAGER + '''
 def _settle():
-    frame, manager = _inspect.currentframe(), None
-    while frame is not None and manager is None:
-        owner = frame.f_locals.get("self")
-        manager = getattr(owner, "pluginmanager", None) or getattr(getattr(owner, "config", None), "pluginmanager", None)
-        frame = frame.f_back
-    if manager is None or not hasattr(manager, "register"):
+    manager = _manager()
+    if manager is None:
         return
     class Settle:
         pass
